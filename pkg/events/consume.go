@@ -1,0 +1,198 @@
+package events
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Handler handles one message. ctx carries the message's trace and is
+// cancelled when [Consume] stops. The returned error decides the message's
+// fate: nil acks it; an error wrapping [ErrPermanent] or [ErrMalformed]
+// terminates it (its advisory lands in DEADLETTER); any other error
+// redelivers it after 1s, 2s, 4s … at most a minute. A handler must be
+// idempotent: JetStream delivers at least once.
+type Handler func(ctx context.Context, msg jetstream.Msg) error
+
+// ConsumerConfig describes a durable pull consumer for [Consume].
+type ConsumerConfig struct {
+	Stream         string        // e.g. StreamSpecs
+	Durable        string        // e.g. Durable("power")
+	FilterSubjects []string      // e.g. SpecFilter("virtualmachines"); none: the whole stream
+	Workers        int           // keys handled at once; default 4 (ignored when Queue is set)
+	MaxDeliver     int           // deliveries before a message is dead-lettered; default 20
+	AckWait        time.Duration // default 30s; a waiting or running message is extended every AckWait/2
+	Queue          *KeyedQueue   // share one between Consume calls to serialise keys across streams
+}
+
+const (
+	defaultWorkers    = 4
+	defaultMaxDeliver = 20
+	defaultAckWait    = 30 * time.Second
+)
+
+func (c ConsumerConfig) withDefaults() ConsumerConfig {
+	if c.Workers <= 0 {
+		c.Workers = defaultWorkers
+	}
+	if c.MaxDeliver == 0 {
+		c.MaxDeliver = defaultMaxDeliver
+	}
+	if c.AckWait <= 0 {
+		c.AckWait = defaultAckWait
+	}
+	if c.Queue == nil {
+		c.Queue = NewKeyedQueue(c.Workers)
+	}
+	return c
+}
+
+// Consume creates or updates the durable pull consumer cfg describes
+// (explicit acks, delivering the stream from its start) and hands its
+// messages to h until ctx is done; then it waits for running handlers and
+// returns nil. It returns an error when the consumer cannot be set up or
+// stops on its own (deleted, connection closed).
+//
+// Messages with the same key(subject) are handled one at a time in arrival
+// order, messages with different keys in parallel. A nil key means
+// [ObjectKey]: one object at a time, whatever the stream. Several replicas
+// may share the durable; per-key order then holds only within each replica,
+// and compare-and-swap is the last guard.
+func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, key func(subject string) string, h Handler) error {
+	cfg = cfg.withDefaults()
+	if key == nil {
+		key = ObjectKey
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, jetstream.ConsumerConfig{
+		Durable:        cfg.Durable,
+		FilterSubjects: cfg.FilterSubjects,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		MaxDeliver:     cfg.MaxDeliver,
+		AckWait:        cfg.AckWait,
+	})
+	if err != nil {
+		return fmt.Errorf("consume %s as %s: %w", cfg.Stream, cfg.Durable, err)
+	}
+
+	var jobs sync.WaitGroup
+	dispatch := func(msg jetstream.Msg) {
+		stop := keepInProgress(msg, cfg.AckWait/2)
+		jobs.Add(1)
+		cfg.Queue.add(key(msg.Subject()), func() {
+			defer jobs.Done()
+			defer stop()
+			process(ctx, cfg.Durable, msg, h)
+		})
+	}
+	health := consumerHealth{suspect: make(chan struct{}, 1)}
+	cc, err := cons.Consume(dispatch, jetstream.ConsumeErrHandler(health.record))
+	if err != nil {
+		return fmt.Errorf("consume %s as %s: %w", cfg.Stream, cfg.Durable, err)
+	}
+	err = health.wait(ctx, js, cfg, cc)
+	cc.Stop()
+	<-cc.Closed() // no dispatch after this, so jobs.Add cannot race jobs.Wait
+	jobs.Wait()
+	if err != nil {
+		return fmt.Errorf("consume %s as %s: %w", cfg.Stream, cfg.Durable, err)
+	}
+	return nil
+}
+
+// process handles one message inside its CONSUMER span and settles it.
+func process(ctx context.Context, durable string, msg jetstream.Msg, h Handler) {
+	ctx, span := startProcess(ctx, durable, msg.Subject(), msg.Headers())
+	err := handle(ctx, msg, h)
+	delivered := uint64(1)
+	if meta, merr := msg.Metadata(); merr == nil {
+		delivered = meta.NumDelivered
+	}
+	if serr := ackFor(err, delivered).settle(msg); serr != nil {
+		span.RecordError(fmt.Errorf("settle message: %w", serr))
+	}
+	endSpan(span, err)
+}
+
+func handle(ctx context.Context, msg jetstream.Msg, h Handler) error {
+	if err := ctx.Err(); err != nil {
+		return err // stopping before the handler started: hand it back now
+	}
+	if _, err := msg.Metadata(); err != nil {
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return h(ctx, msg)
+}
+
+// keepInProgress tells the server every interval that msg is still being
+// worked on, waiting for its key or running, so that it is not redelivered
+// meanwhile. stop ends it and returns once no more progress can be sent.
+func keepInProgress(msg jetstream.Msg, every time.Duration) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = msg.InProgress() // a lost one only risks a redelivery, which handlers tolerate
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
+}
+
+// consumerHealth watches the errors a running consumer reports. A deleted
+// consumer shows up as "consumer deleted" to a waiting pull, or only as "no
+// responders" to the next one, which a leader election can cause too; so
+// both only make wait check whether the consumer still exists.
+type consumerHealth struct {
+	suspect chan struct{} // capacity 1: a check is due
+
+	mu   sync.Mutex
+	last error
+}
+
+func (c *consumerHealth) record(_ jetstream.ConsumeContext, err error) {
+	c.mu.Lock()
+	c.last = err
+	c.mu.Unlock()
+	if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) ||
+		errors.Is(err, nats.ErrNoResponders) {
+		select {
+		case c.suspect <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// wait blocks until ctx is done (nil) or the consumer is gone (an error).
+func (c *consumerHealth) wait(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, cc jetstream.ConsumeContext) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-cc.Closed():
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return fmt.Errorf("stopped: %w", cmp.Or(c.last, errors.New("consumer closed")))
+		case <-c.suspect:
+			_, err := js.Consumer(ctx, cfg.Stream, cfg.Durable)
+			if errors.Is(err, jetstream.ErrConsumerNotFound) {
+				return err
+			}
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package events
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// statusAttempts bounds how often PublishStatus re-reads and retries when
+// another replica of the service publishes the same slice concurrently.
+const statusAttempts = 5
+
+// Slice is one service's whole part of an object's status, never a delta.
+// The object's status is the deep merge of the slices whose UID is the
+// object's uid.
+type Slice struct {
+	Service    string          `json:"service"`
+	UID        string          `json:"uid"`                // metadata.uid of the object the slice speaks about
+	Generation int64           `json:"generation"`         // metadata.generation the service reconciled
+	Released   bool            `json:"released,omitempty"` // the owner finished its deletion work
+	Status     json.RawMessage `json:"status,omitempty"`   // this service's part of .status (a JSON object)
+}
+
+// StatusRecord is one STATUS message.
+type StatusRecord struct {
+	Ref     Ref
+	Service string
+	Seq     uint64 // STATUS stream sequence
+	Slice   Slice
+	Time    time.Time
+	Header  nats.Header
+}
+
+// PublishStatus makes s the newest slice of s.Service for ref and returns its
+// STATUS sequence. It is idempotent: when the newest slice is byte-equal it
+// returns that slice's sequence without publishing. A concurrent publish by
+// another replica makes it re-read and retry a few times before it gives up
+// with an error wrapping [ErrConflict].
+func PublishStatus(ctx context.Context, js jetstream.JetStream, ref Ref, s Slice) (uint64, error) {
+	if err := validSlice(ref, s); err != nil {
+		return 0, fmt.Errorf("publish status: %w", err)
+	}
+	body, err := json.Marshal(s)
+	if err != nil {
+		return 0, fmt.Errorf("publish status %s of %s: %w", s.Service, ref, err)
+	}
+	msg := &nats.Msg{Subject: StatusSubject(ref, s.Service), Data: body, Header: nats.Header{}}
+	ctx, span := startPublish(ctx, StreamStatus, msg.Subject, msg.Header)
+	seq, err := publishSlice(ctx, js, msg)
+	if err != nil {
+		err = fmt.Errorf("publish status %s of %s: %w", s.Service, ref, err)
+	}
+	endSpan(span, err)
+	return seq, err
+}
+
+func publishSlice(ctx context.Context, js jetstream.JetStream, msg *nats.Msg) (uint64, error) {
+	for range statusAttempts {
+		var expect uint64
+		last, err := lastMsg(ctx, js, StreamStatus, msg.Subject)
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			return 0, err
+		case bytes.Equal(last.Data, msg.Data):
+			return last.Sequence, nil
+		default:
+			expect = last.Sequence
+		}
+		seq, err := casPublish(ctx, js, StreamStatus, msg, expect)
+		if !errors.Is(err, ErrConflict) {
+			return seq, err
+		}
+	}
+	return 0, ErrConflict
+}
+
+func validSlice(ref Ref, s Slice) error {
+	if err := ref.Validate(); err != nil {
+		return err
+	}
+	if !plainToken(s.Service) {
+		return fmt.Errorf("service %q: %w", s.Service, ErrInvalidRef)
+	}
+	if s.UID == "" {
+		return fmt.Errorf("slice of %s for %s has no uid", s.Service, ref)
+	}
+	return nil
+}
+
+// LastStatus returns the newest slice of service for ref, or an error
+// wrapping [ErrNotFound] when there is none.
+func LastStatus(ctx context.Context, js jetstream.JetStream, ref Ref, service string) (StatusRecord, error) {
+	if err := ref.Validate(); err != nil {
+		return StatusRecord{}, fmt.Errorf("read status: %w", err)
+	}
+	raw, err := lastMsg(ctx, js, StreamStatus, StatusSubject(ref, service))
+	if err != nil {
+		return StatusRecord{}, fmt.Errorf("read status %s of %s: %w", service, ref, err)
+	}
+	return ParseRawStatusMsg(raw)
+}
+
+// PurgeStatus removes every slice of ref, once its tombstone is in SPECS.
+func PurgeStatus(ctx context.Context, js jetstream.JetStream, ref Ref) error {
+	if err := ref.Validate(); err != nil {
+		return fmt.Errorf("purge status: %w", err)
+	}
+	st, err := js.Stream(ctx, StreamStatus)
+	if err == nil {
+		err = st.Purge(ctx, jetstream.WithPurgeSubject(statusObjectFilter(ref)))
+	}
+	if err != nil {
+		return fmt.Errorf("purge status of %s: %w", ref, err)
+	}
+	return nil
+}
+
+// ParseStatusMsg decodes a STATUS message received from a consumer. Errors
+// wrap [ErrMalformed].
+func ParseStatusMsg(msg jetstream.Msg) (StatusRecord, error) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		return StatusRecord{}, fmt.Errorf("status message %s: %w: %w", msg.Subject(), ErrMalformed, err)
+	}
+	return statusRecord(msg.Subject(), meta.Sequence.Stream, meta.Timestamp, msg.Headers(), msg.Data())
+}
+
+// ParseRawStatusMsg decodes a STATUS message read with a get. Errors wrap
+// [ErrMalformed].
+func ParseRawStatusMsg(raw *jetstream.RawStreamMsg) (StatusRecord, error) {
+	return statusRecord(raw.Subject, raw.Sequence, raw.Time, raw.Header, raw.Data)
+}
+
+func statusRecord(subject string, seq uint64, t time.Time, hdr nats.Header, body []byte) (StatusRecord, error) {
+	ref, service, err := ParseStatusSubject(subject)
+	if err != nil {
+		return StatusRecord{}, err
+	}
+	var s Slice
+	if err := json.Unmarshal(body, &s); err != nil {
+		return StatusRecord{}, fmt.Errorf("status message %s: %w: %w", subject, ErrMalformed, err)
+	}
+	if s.Service != service {
+		return StatusRecord{}, fmt.Errorf("status message %s: slice of service %q: %w", subject, s.Service, ErrMalformed)
+	}
+	return StatusRecord{Ref: ref, Service: service, Seq: seq, Slice: s, Time: t, Header: hdr}, nil
+}

@@ -1,0 +1,105 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Stream names.
+const (
+	StreamSpecs      = "SPECS"      // desired state: one subject per object
+	StreamStatus     = "STATUS"     // observed state: one subject per object and service
+	StreamEvents     = "EVENTS"     // CloudEvents for outside systems
+	StreamDeadLetter = "DEADLETTER" // advisories of terminated and exhausted messages
+)
+
+const (
+	specHistory    = 8                   // SPECS keeps this many records per object
+	dedupWindow    = 2 * time.Minute     // Nats-Msg-Id deduplication window
+	eventsMaxAge   = 7 * 24 * time.Hour  // outside systems must read EVENTS within a week
+	deadLetterAge  = 30 * 24 * time.Hour // long enough for a human to look
+	advisoryPrefix = "$JS.EVENT.ADVISORY.CONSUMER."
+	durablePrefix  = "vmop-"
+)
+
+// Durable is the name of a service's durable consumer. A service has one per
+// stream it reads, all with this name.
+func Durable(service string) string { return durablePrefix + service }
+
+// SetupOption changes how [Setup] configures the streams.
+type SetupOption func(*setupOptions)
+
+type setupOptions struct{ replicas int }
+
+// WithReplicas sets the number of replicas of every stream (1 by default;
+// 3 on a three-node cluster).
+func WithReplicas(n int) SetupOption {
+	return func(o *setupOptions) { o.replicas = n }
+}
+
+// Setup creates the four streams, or updates them to the configuration in
+// this package. It is idempotent; every program calls it at start.
+func Setup(ctx context.Context, js jetstream.JetStream, opts ...SetupOption) error {
+	o := setupOptions{replicas: 1}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	for _, cfg := range streamConfigs(o.replicas) {
+		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("set up stream %s: %w", cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+func streamConfigs(replicas int) []jetstream.StreamConfig {
+	return []jetstream.StreamConfig{
+		{
+			Name:              StreamSpecs,
+			Description:       "vmop desired state: one subject per object, the append is the change event",
+			Subjects:          []string{SpecFilter("")},
+			Retention:         jetstream.LimitsPolicy,
+			MaxMsgsPerSubject: specHistory,
+			Storage:           jetstream.FileStorage,
+			Replicas:          replicas,
+			Duplicates:        dedupWindow,
+			AllowDirect:       true,
+		},
+		{
+			Name:              StreamStatus,
+			Description:       "vmop observed state: each service's whole status slice, newest per subject",
+			Subjects:          []string{StatusFilter("")},
+			Retention:         jetstream.LimitsPolicy,
+			MaxMsgsPerSubject: 1,
+			Storage:           jetstream.FileStorage,
+			Replicas:          replicas,
+			Duplicates:        dedupWindow,
+			AllowDirect:       true,
+		},
+		{
+			Name:        StreamEvents,
+			Description: "vmop CloudEvents for outside systems",
+			Subjects:    []string{join(subjectRoot, eventsToken, ">")},
+			Retention:   jetstream.LimitsPolicy,
+			MaxAge:      eventsMaxAge,
+			Storage:     jetstream.FileStorage,
+			Replicas:    replicas,
+			Duplicates:  dedupWindow,
+		},
+		{
+			Name:        StreamDeadLetter,
+			Description: "advisories of messages that were terminated or exhausted their deliveries",
+			Subjects: []string{
+				advisoryPrefix + "MAX_DELIVERIES.>",
+				advisoryPrefix + "MSG_TERMINATED.>",
+			},
+			Retention: jetstream.LimitsPolicy,
+			MaxAge:    deadLetterAge,
+			Storage:   jetstream.FileStorage,
+			Replicas:  replicas,
+		},
+	}
+}
