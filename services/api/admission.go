@@ -1,0 +1,120 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/vmop/vmop/pkg/model"
+)
+
+// admitRequest is one create or update on its way through admission. Obj is changed in
+// place (pruned, defaulted); Old is the stored object on update, nil on create.
+type admitRequest struct {
+	Kind            model.Kind
+	Name, Namespace string
+	Obj, Old        map[string]any
+	User            User
+	Privileged      bool
+	FieldValidation string // Strict | Warn (default) | Ignore, as Kubernetes
+	DryRun          bool
+	Warnings        []string
+}
+
+func (r *admitRequest) create() bool { return r.Old == nil }
+
+func (r *admitRequest) groupKind() schema.GroupKind {
+	return schema.GroupKind{Group: r.Kind.Group, Kind: r.Kind.Kind}
+}
+
+// defaulter is a kind's stage 2: it may change r.Obj, or deny with one field error (403).
+type defaulter func(ctx context.Context, r *admitRequest) *field.Error
+
+// validator is a kind's stage 3: every rule's errors, collected (422).
+type validator func(ctx context.Context, r *admitRequest) field.ErrorList
+
+// admission runs api-rules §5.1 in order: schema → defaulting → validation. Nothing is
+// stored when any stage fails.
+type admission struct {
+	defaulters map[string]defaulter
+	validators map[string]validator
+}
+
+func (a *admission) admit(ctx context.Context, r *admitRequest) error {
+	if err := a.checkSchema(r); err != nil {
+		return err
+	}
+	model.ApplyDefaults(r.Kind.Kind, r.Obj) // D1: schema defaults
+	if d := a.defaulters[r.Kind.Kind]; d != nil {
+		if ferr := d(ctx, r); ferr != nil {
+			return denied(r.groupKind(), r.Name, ferr)
+		}
+	}
+	if !r.create() && metaString(r.Old, "deletionTimestamp") != "" {
+		return nil // §5.2: updates of an object being deleted skip stage 3
+	}
+	if r.Privileged && metadata(r.Obj)["annotations"] != nil {
+		if ann, _ := metadata(r.Obj)["annotations"].(map[string]any); ann[model.AnnotationSkipValidation] != nil {
+			return nil // §5.2: honoured only for privileged callers
+		}
+	}
+	if v := a.validators[r.Kind.Kind]; v != nil {
+		if errs := v(ctx, r); len(errs) > 0 {
+			return invalid(r.groupKind(), r.Name, errs)
+		}
+	}
+	return nil
+}
+
+// checkSchema is stage 1: object metadata, the kind's OpenAPI schema, and unknown fields
+// as the request's fieldValidation asks.
+func (a *admission) checkSchema(r *admitRequest) error {
+	mode := r.FieldValidation
+	switch mode {
+	case "":
+		mode = "Warn"
+	case "Strict", "Warn", "Ignore":
+	default:
+		return badRequest("fieldValidation must be one of Strict, Warn or Ignore, not %q", mode)
+	}
+	errs := metadataErrors(r)
+	unknown, schemaErrs := model.CheckSchema(r.Kind.Kind, r.Obj)
+	errs = append(errs, schemaErrs...)
+	for _, path := range unknown {
+		path = strings.TrimPrefix(path, ".")
+		switch mode {
+		case "Strict":
+			errs = append(errs, field.Invalid(field.NewPath(path), nil, "unknown field: it is not part of the schema"))
+		case "Warn":
+			r.Warnings = append(r.Warnings, fmt.Sprintf("unknown field %q", path))
+		}
+	}
+	if len(errs) > 0 {
+		return invalid(r.groupKind(), r.Name, errs)
+	}
+	return nil
+}
+
+// metadataErrors applies Kubernetes' own object-metadata rules: names (DNS subdomain;
+// DNS label for namespaces), label and annotation syntax, finalizers, owner references.
+func metadataErrors(r *admitRequest) field.ErrorList {
+	raw, err := json.Marshal(r.Obj["metadata"])
+	if err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath("metadata"), nil, err.Error())}
+	}
+	var meta metav1.ObjectMeta
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath("metadata"), nil, err.Error())}
+	}
+	nameFn := apimachineryvalidation.NameIsDNSSubdomain
+	if r.Kind.Kind == "Namespace" {
+		nameFn = apimachineryvalidation.ValidateNamespaceName
+	}
+	return apimachineryvalidation.ValidateObjectMeta(&meta, r.Kind.Namespaced, nameFn, field.NewPath("metadata"))
+}

@@ -1,0 +1,97 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/vmop/vmop/services/api/readmodel"
+)
+
+func (s *server) get(c echo.Context, t target) error {
+	obj, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
+	if errors.Is(err, readmodel.ErrNotFound) {
+		return notFound(t.gr(), t.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("read %s/%s: %w", t.Kind.Plural, t.Name, err)
+	}
+	if wantsTable(c.Request().Header.Get(echo.HeaderAccept)) {
+		return s.writeTable(c, t, [][]byte{obj.JSON}, metav1.ListMeta{})
+	}
+	return c.JSONBlob(http.StatusOK, obj.JSON)
+}
+
+func (s *server) list(c echo.Context, t target) error {
+	q := c.Request().URL.Query()
+	opts, err := listOptions(t, q.Get("labelSelector"), q.Get("fieldSelector"))
+	if err != nil {
+		return err
+	}
+	if v := q.Get("limit"); v != "" {
+		if opts.Limit, err = strconv.ParseInt(v, 10, 64); err != nil || opts.Limit < 0 {
+			return badRequest("limit must be a non-negative integer")
+		}
+	}
+	opts.Continue = q.Get("continue")
+	res, err := s.rm.List(opts)
+	if errors.Is(err, readmodel.ErrGone) {
+		return apierrors.NewResourceExpired("the continue token is too old; list again without it")
+	}
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	meta := metav1.ListMeta{ResourceVersion: res.RV, Continue: res.Continue}
+	items := make([][]byte, len(res.Items))
+	for i, o := range res.Items {
+		items[i] = o.JSON
+	}
+	if wantsTable(c.Request().Header.Get(echo.HeaderAccept)) {
+		return s.writeTable(c, t, items, meta)
+	}
+	raw := make([]json.RawMessage, len(items))
+	for i, it := range items {
+		raw[i] = it
+	}
+	return c.JSON(http.StatusOK, struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Metadata   metav1.ListMeta   `json:"metadata"`
+		Items      []json.RawMessage `json:"items"`
+	}{t.Kind.APIVersion(), t.Kind.ListKind, meta, raw})
+}
+
+func (s *server) writeTable(c echo.Context, t target, objs [][]byte, meta metav1.ListMeta) error {
+	tbl, err := toTable(t.Kind, objs, meta, time.Now())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, tbl)
+}
+
+// listOptions turns query selectors into read-model options; a malformed selector is 400.
+func listOptions(t target, labelSel, fieldSel string) (readmodel.ListOptions, error) {
+	opts := readmodel.ListOptions{Plural: t.Kind.Plural, Namespace: t.Namespace}
+	var err error
+	if opts.Label, err = labels.Parse(labelSel); err != nil {
+		return opts, badRequest("labelSelector: %v", err)
+	}
+	if opts.Fields, err = fields.ParseSelector(fieldSel); err != nil {
+		return opts, badRequest("fieldSelector: %v", err)
+	}
+	for _, r := range opts.Fields.Requirements() {
+		if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
+			return opts, badRequest("fieldSelector: field label not supported: %s", r.Field)
+		}
+	}
+	return opts, nil
+}

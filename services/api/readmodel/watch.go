@@ -1,0 +1,224 @@
+package readmodel
+
+import (
+	"context"
+	"fmt"
+)
+
+// Bookmark is the type of the Change that ends the initial events when
+// [WatchOptions.InitialEventsEnd] asks for it; it has no Object, only an RV.
+const Bookmark = "BOOKMARK"
+
+// initialPageSize bounds how many objects one read transaction of the initial events loads.
+const initialPageSize = 500
+
+// Watch streams the changes of the selected objects until ctx ends, the Store closes or
+// the watcher falls more than the watch buffer behind; then the channel is closed and the
+// client resumes from the last RV it saw (or lists again after [ErrGone]).
+//
+// Resuming (FromRV "a.b") replays the logged changes triggered after a.b, in log order,
+// then continues live with neither gap nor loss: the live feed is joined before the log
+// is read and overlapping changes are dropped by change id. Resuming from an object's RV
+// may repeat changes the client has seen, never skip one. With FromRV "" or "0" the watch
+// starts now, after the initial ADDED events if SendInitial is set; objects read after the
+// first page of those may be repeated by the live changes that follow.
+//
+// Errors: [ErrInvalid] for a malformed RV or selector, [ErrGone] when the change log no
+// longer reaches back to FromRV.
+func (s *Store) Watch(ctx context.Context, o WatchOptions) (<-chan Change, error) {
+	f, err := newFilter(o.Plural, o.Namespace, o.Label, o.Fields)
+	if err != nil {
+		return nil, err
+	}
+	from, err := parseRV(o.FromRV)
+	if err != nil {
+		return nil, err
+	}
+	sub, err := s.hub.subscribe(f, s.opts.watchBuffer)
+	if err != nil {
+		return nil, err
+	}
+	w := &watcher{store: s, filter: f, sub: sub, out: make(chan Change)}
+	var catchUp func(context.Context) (uint64, bool)
+	switch {
+	case o.FromRV != "" && o.FromRV != "0":
+		first, err := s.firstReplayPage(from)
+		if err != nil {
+			s.hub.unsubscribe(sub)
+			return nil, err
+		}
+		w.resume, w.from = true, from
+		catchUp = func(ctx context.Context) (uint64, bool) { return w.replay(ctx, first) }
+	case o.SendInitial:
+		snap, err := s.initialSnapshot(f)
+		if err != nil {
+			s.hub.unsubscribe(sub)
+			return nil, err
+		}
+		catchUp = func(ctx context.Context) (uint64, bool) { return w.initial(ctx, snap, o.InitialEventsEnd) }
+	default:
+		catchUp = func(context.Context) (uint64, bool) { return 0, true }
+	}
+	go w.run(ctx, catchUp)
+	return w.out, nil
+}
+
+// watcher is the goroutine behind one Watch.
+type watcher struct {
+	store  *Store
+	filter objectFilter
+	sub    *subscription
+	out    chan Change
+	resume bool
+	from   position // with resume: deliver only changes triggered after it
+}
+
+// run catches up (replay or initial events), then forwards live changes it has not sent.
+func (w *watcher) run(ctx context.Context, catchUp func(context.Context) (uint64, bool)) {
+	defer close(w.out)
+	defer w.store.hub.unsubscribe(w.sub)
+	lastID, ok := catchUp(ctx)
+	if !ok {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case c, open := <-w.sub.ch:
+			if !open {
+				return
+			}
+			if c.rec.ID <= lastID || (w.resume && !w.from.after(c.rec.Stream, c.rec.Seq)) {
+				continue
+			}
+			if !w.send(ctx, Change{Type: c.typ, Object: c.rec.Object, RV: c.rec.RV}) {
+				return
+			}
+		}
+	}
+}
+
+func (w *watcher) send(ctx context.Context, c Change) bool {
+	select {
+	case w.out <- c:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// firstReplayPage checks that the log reaches back to from and reads its first page, in
+// one snapshot so that pruning cannot slip in between.
+func (s *Store) firstReplayPage(from position) ([]changeRecord, error) {
+	tx, err := s.reader.Beginx()
+	if err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	defer tx.Rollback()
+	h, err := readHorizon(tx)
+	if err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	if !h.covers(from) {
+		return nil, fmt.Errorf("resourceVersion %s: %w", from, ErrGone)
+	}
+	page, err := readChanges(tx, 0, from)
+	if err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	return page, nil
+}
+
+// replay sends the logged changes after w.from page by page and returns the last change
+// id it read; ok is false when the watch must end (ctx, or the log was pruned under a
+// replay too slow to keep up).
+func (w *watcher) replay(ctx context.Context, page []changeRecord) (lastID uint64, ok bool) {
+	for {
+		for i := range page {
+			lastID = page[i].ID
+			if typ, ok := w.filter.view(&page[i]); ok {
+				if !w.send(ctx, Change{Type: typ, Object: page[i].Object, RV: page[i].RV}) {
+					return 0, false
+				}
+			}
+		}
+		if len(page) < replayPageSize {
+			return lastID, true
+		}
+		var err error
+		if page, err = w.store.nextReplayPage(lastID, w.from); err != nil {
+			w.store.opts.logger.Warn("watch replay ended", "err", err)
+			return 0, false
+		}
+	}
+}
+
+func (s *Store) nextReplayPage(afterID uint64, from position) ([]changeRecord, error) {
+	tx, err := s.reader.Beginx()
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	h, err := readHorizon(tx)
+	if err != nil {
+		return nil, err
+	}
+	if h.PrunedID > afterID {
+		return nil, fmt.Errorf("change log pruned past change %d during the replay", afterID)
+	}
+	return readChanges(tx, afterID, from)
+}
+
+// snapshot is the start of a watch with initial events: the newest change the objects
+// reflect, the list RV, and the first page of objects.
+type snapshot struct {
+	lastID uint64
+	rv     position
+	first  []Object
+	more   bool
+}
+
+func (s *Store) initialSnapshot(f objectFilter) (snapshot, error) {
+	var snap snapshot
+	tx, err := s.reader.Beginx()
+	if err != nil {
+		return snap, fmt.Errorf("watch: %w", err)
+	}
+	defer tx.Rollback()
+	if snap.lastID, err = lastChangeID(tx); err != nil {
+		return snap, fmt.Errorf("watch: %w", err)
+	}
+	if snap.rv.spec, snap.rv.status, err = loadCheckpoints(tx); err != nil {
+		return snap, fmt.Errorf("watch: %w", err)
+	}
+	if snap.first, snap.more, err = scanObjects(tx, f, objectKey{}, initialPageSize); err != nil {
+		return snap, fmt.Errorf("watch: %w", err)
+	}
+	return snap, nil
+}
+
+// initial sends a synthetic ADDED per current object, then the optional bookmark.
+func (w *watcher) initial(ctx context.Context, snap snapshot, bookmark bool) (uint64, bool) {
+	page, more := snap.first, snap.more
+	for {
+		for _, o := range page {
+			if !w.send(ctx, Change{Type: Added, Object: o.JSON, RV: o.RV}) {
+				return 0, false
+			}
+		}
+		if !more {
+			break
+		}
+		after := objectKey{page[len(page)-1].Namespace, page[len(page)-1].Name}
+		var err error
+		if page, more, err = scanObjects(w.store.reader, w.filter, after, initialPageSize); err != nil {
+			w.store.opts.logger.Warn("watch initial events ended", "err", err)
+			return 0, false
+		}
+	}
+	if bookmark && !w.send(ctx, Change{Type: Bookmark, RV: snap.rv.String()}) {
+		return 0, false
+	}
+	return snap.lastID, true
+}

@@ -1,0 +1,105 @@
+package api
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/services/api/readmodel"
+)
+
+// Config is everything the gateway needs; the stack fills it from the environment.
+type Config struct {
+	Listener        net.Listener // where to serve HTTPS; Addr is used when nil
+	Addr            string
+	DataDir         string // holds the read model
+	Certs           Certificates
+	Tokens          TokensFile
+	PrivilegedUsers []string
+	JetStream       jetstream.JetStream
+	Seed            []map[string]any // objects ensured on start (the seeded inventory)
+	Namespaces      NamespaceSettings
+	Logger          *slog.Logger
+}
+
+// Run serves the API until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if err := events.Setup(ctx, cfg.JetStream); err != nil {
+		return fmt.Errorf("set up streams: %w", err)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	rm, err := readmodel.Open(filepath.Join(cfg.DataDir, "readmodel.db"))
+	if err != nil {
+		return fmt.Errorf("open read model: %w", err)
+	}
+	defer rm.Close()
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() { cancel(rm.Fold(ctx, cfg.JetStream)) }()
+
+	specs := &specWriter{js: cfg.JetStream}
+	s := &server{
+		auth:  &authenticator{users: cfg.Tokens.Users, privilegedUsers: cfg.PrivilegedUsers},
+		specs: specs,
+		rm:    rm,
+		admit: newAdmission(rm, cfg.Namespaces),
+		log:   log,
+	}
+	(&finalizer{specs: specs, rm: rm, log: log}).run(ctx)
+	go func() {
+		if err := s.seed(ctx, cfg.Seed); err != nil {
+			cancel(fmt.Errorf("seed inventory: %w", err))
+		}
+	}()
+	return s.serve(ctx, cfg)
+}
+
+func (s *server) serve(ctx context.Context, cfg Config) error {
+	cert, err := tls.LoadX509KeyPair(cfg.Certs.CertFile, cfg.Certs.KeyFile)
+	if err != nil {
+		return fmt.Errorf("load serving certificate: %w", err)
+	}
+	ln := cfg.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+	}
+	srv := &http.Server{
+		Handler:           otelhttp.NewHandler(s.routes(), "vmop-api"),
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdown)
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return nil
+}

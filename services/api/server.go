@@ -1,0 +1,96 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vmop/vmop/services/api/readmodel"
+)
+
+// maxBody is Kubernetes' request size limit; larger bodies get 413.
+const maxBody = 3 << 20
+
+// server holds what the HTTP handlers call; nothing else.
+type server struct {
+	auth  *authenticator
+	specs *specWriter
+	rm    *readmodel.Store
+	admit *admission
+	log   *slog.Logger
+}
+
+// routes builds the echo instance: discovery and OpenAPI, health, and every resource
+// path (parsed by parseTarget rather than by one route per kind).
+func (s *server) routes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.writeError
+
+	e.GET("/livez", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	e.GET("/readyz", s.readyz)
+
+	authed := e.Group("", s.authenticate)
+	authed.GET("/version", s.version)
+	authed.GET("/api", s.coreVersions)
+	authed.GET("/apis", s.groups)
+	authed.GET("/openapi/v2", s.openAPIV2)
+	authed.GET("/openapi/v3", s.openAPIV3Root)
+	authed.GET("/openapi/v3/*", s.openAPIV3GroupVersion)
+	authed.Any("/api/*", s.resource)
+	authed.Any("/apis/*", s.resource)
+	return e
+}
+
+// readyz is ready when NATS answers, the streams exist and the read model caught up.
+func (s *server) readyz(c echo.Context) error {
+	if !s.rm.CaughtUp() {
+		return c.String(http.StatusServiceUnavailable, "read model catching up")
+	}
+	if err := s.specs.ping(c.Request().Context()); err != nil {
+		return c.String(http.StatusServiceUnavailable, "jetstream: "+err.Error())
+	}
+	return c.String(http.StatusOK, "ok")
+}
+
+// writeError is the one place errors become HTTP responses: Status objects with the
+// right code; only unexpected errors are logged (and hidden as 500s).
+func (s *server) writeError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		err = httpErrorStatus(he)
+	}
+	st, known := asStatus(err)
+	if !known {
+		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+	}
+	st.Kind, st.APIVersion = "Status", "v1"
+	body, _ := json.Marshal(st)
+	_ = c.JSONBlob(int(st.Code), body)
+}
+
+// httpErrorStatus turns echo's own errors (unknown route, wrong method) into Statuses.
+func httpErrorStatus(he *echo.HTTPError) error {
+	reason := metav1.StatusReasonUnknown
+	msg := http.StatusText(he.Code)
+	switch he.Code {
+	case http.StatusNotFound:
+		reason, msg = metav1.StatusReasonNotFound, "the server could not find the requested resource"
+	case http.StatusMethodNotAllowed:
+		reason = metav1.StatusReasonMethodNotAllowed
+	case http.StatusUnauthorized:
+		reason = metav1.StatusReasonUnauthorized
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: int32(he.Code), Reason: reason, Message: msg,
+	}}
+}

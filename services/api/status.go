@@ -1,0 +1,57 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/vmop/vmop/pkg/events"
+)
+
+// ServicePrefix starts the user name of every service identity: vmop:service:<name>.
+const ServicePrefix = "vmop:service:"
+
+// writeStatus lets a service identity replace its own status slice over REST; only the
+// body's status is used (api-rules §1). Services normally publish slices on NATS directly.
+func (s *server) writeStatus(c echo.Context, t target, obj map[string]any) error {
+	u := userOf(c)
+	service, ok := strings.CutPrefix(u.Name, ServicePrefix)
+	if !ok || !slices.Contains(u.Groups, GroupServices) {
+		return apierrors.NewForbidden(t.gr(), t.Name, fmt.Errorf("only vmop services write status"))
+	}
+	ctx := c.Request().Context()
+	_, cur, found, err := s.specs.live(ctx, t)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return notFound(t.gr(), t.Name)
+	}
+	status, err := json.Marshal(obj["status"])
+	if err != nil {
+		return badRequest("status: %v", err)
+	}
+	seq, err := events.PublishStatus(ctx, s.specs.js, t.ref(), events.Slice{
+		Service: service, UID: metaString(cur, "uid"), Generation: generation(cur), Status: status,
+	})
+	if err != nil {
+		return fmt.Errorf("publish status of %s: %w", t.ref(), err)
+	}
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.rm.WaitStatus(wait, seq); err != nil {
+		return apierrors.NewServerTimeout(t.gr(), "update", 1)
+	}
+	stored, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
+	if err != nil {
+		return fmt.Errorf("read back %s: %w", t.ref(), err)
+	}
+	return c.JSONBlob(http.StatusOK, stored.JSON)
+}

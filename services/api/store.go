@@ -1,0 +1,62 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/vmop/vmop/pkg/events"
+)
+
+// specWriter appends desired state to SPECS. The append is the change event; compare-and-
+// swap on the subject's last sequence makes concurrent writers safe across gateways.
+type specWriter struct {
+	js jetstream.JetStream
+}
+
+func (w *specWriter) ping(ctx context.Context) error {
+	_, err := w.js.Stream(ctx, events.StreamSpecs)
+	return err
+}
+
+// live returns the object's latest record and decoded body; found is false when the
+// object never existed or its latest record is a tombstone (seq is then still the
+// subject's last sequence, the CAS base for a re-create).
+func (w *specWriter) live(ctx context.Context, t target) (rec events.SpecRecord, obj map[string]any, found bool, err error) {
+	rec, err = events.LastSpec(ctx, w.js, t.ref())
+	if errors.Is(err, events.ErrNotFound) {
+		return events.SpecRecord{}, nil, false, nil
+	}
+	if err != nil {
+		return rec, nil, false, fmt.Errorf("read spec of %s: %w", t.ref(), err)
+	}
+	if rec.Op == events.OpDelete {
+		return rec, nil, false, nil
+	}
+	if err := json.Unmarshal(rec.Body, &obj); err != nil {
+		return rec, nil, false, fmt.Errorf("decode spec of %s: %w", t.ref(), err)
+	}
+	return rec, obj, true, nil
+}
+
+// append stores obj (or, with op delete, the tombstone of obj) if the subject is still at
+// expect; a lost race is a 409 Conflict.
+func (w *specWriter) append(ctx context.Context, t target, op string, obj map[string]any, expect uint64) (uint64, error) {
+	body, err := json.Marshal(obj)
+	if err != nil {
+		return 0, fmt.Errorf("encode %s: %w", t.ref(), err)
+	}
+	seq, err := events.AppendSpec(ctx, w.js, t.ref(), op, body, expect, nil)
+	if errors.Is(err, events.ErrConflict) {
+		return 0, apierrors.NewConflict(t.gr(), t.Name,
+			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	if err != nil {
+		return 0, fmt.Errorf("append spec of %s: %w", t.ref(), err)
+	}
+	return seq, nil
+}

@@ -1,0 +1,246 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/vmop/vmop/pkg/events"
+)
+
+func (s *server) create(c echo.Context, t target) error {
+	obj, err := decodeObject(c)
+	if err != nil {
+		return err
+	}
+	if err := identify(obj, &t); err != nil {
+		return err
+	}
+	r := &admitRequest{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, User: userOf(c),
+		Privileged: s.auth.privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: isDryRun(c)}
+	seq, err := s.createObject(c.Request().Context(), t, r)
+	setWarnings(c, r.Warnings)
+	if err != nil {
+		return err
+	}
+	if r.DryRun {
+		return c.JSON(http.StatusCreated, obj)
+	}
+	return s.respondStored(c, t, seq, http.StatusCreated)
+}
+
+// createObject admits r.Obj as a new object and appends it; the returned sequence is the
+// object's first record (0 on a dry run).
+func (s *server) createObject(ctx context.Context, t target, r *admitRequest) (uint64, error) {
+	if t.Kind.Namespaced {
+		if _, err := s.rm.Get("namespaces", "", t.Namespace); err != nil {
+			return 0, notFound(namespaceTarget(t.Namespace).gr(), t.Namespace)
+		}
+	}
+	if err := s.admit.admit(ctx, r); err != nil {
+		return 0, err
+	}
+	rec, _, found, err := s.specs.live(ctx, t)
+	if err != nil {
+		return 0, err
+	}
+	if found {
+		return 0, apierrors.NewAlreadyExists(t.gr(), t.Name)
+	}
+	obj := r.Obj
+	delete(obj, "status")
+	m := metadata(obj)
+	for _, k := range []string{"resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"} {
+		delete(m, k)
+	}
+	m["uid"] = uuid.NewString()
+	m["creationTimestamp"] = time.Now().UTC().Format(time.RFC3339)
+	m["generation"] = 1
+	if r.DryRun {
+		return 0, nil
+	}
+	return s.specs.append(ctx, t, events.OpPut, obj, rec.Seq)
+}
+
+// identify checks the body's type and name against the URL and fills in what the URL
+// implies (namespace, a generated name).
+func identify(obj map[string]any, t *target) error {
+	if av, _ := obj["apiVersion"].(string); av != t.Kind.APIVersion() {
+		return badRequest("the API version in the data (%s) does not match the expected API version (%s)", av, t.Kind.APIVersion())
+	}
+	if k, _ := obj["kind"].(string); k != t.Kind.Kind {
+		return badRequest("the kind in the data (%s) does not match the expected kind (%s)", k, t.Kind.Kind)
+	}
+	m := metadata(obj)
+	name, _ := m["name"].(string)
+	if name == "" {
+		if gen, _ := m["generateName"].(string); gen != "" {
+			name = gen + randomSuffix()
+			m["name"] = name
+		}
+	}
+	if t.Name != "" && name != t.Name {
+		return badRequest("the name of the object (%s) does not match the name on the URL (%s)", name, t.Name)
+	}
+	t.Name = name
+	ns, _ := m["namespace"].(string)
+	switch {
+	case !t.Kind.Namespaced:
+		delete(m, "namespace")
+	case ns != "" && ns != t.Namespace:
+		return badRequest("the namespace of the object (%s) does not match the namespace on the request (%s)", ns, t.Namespace)
+	default:
+		m["namespace"] = t.Namespace
+	}
+	return nil
+}
+
+func (s *server) update(c echo.Context, t target) error {
+	obj, err := decodeObject(c)
+	if err != nil {
+		return err
+	}
+	if t.Subresource == "status" {
+		return s.writeStatus(c, t, obj)
+	}
+	if err := identify(obj, &t); err != nil {
+		return err
+	}
+	return s.replace(c, t, obj)
+}
+
+// replace is the shared tail of PUT and PATCH: CAS against the client's resourceVersion,
+// admission against the stored object, system metadata carried over, a no-op stores
+// nothing, and generation counts content changes.
+func (s *server) replace(c echo.Context, t target, obj map[string]any) error {
+	ctx := c.Request().Context()
+	rec, old, found, err := s.specs.live(ctx, t)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return notFound(t.gr(), t.Name)
+	}
+	if rv := metaString(obj, "resourceVersion"); rv != "" {
+		a, ok := specSeqOf(rv)
+		if !ok {
+			return badRequest("metadata.resourceVersion: invalid value %q", rv)
+		}
+		if rec.Seq > a {
+			return apierrors.NewConflict(t.gr(), t.Name,
+				fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+		}
+	}
+	r := &admitRequest{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, Old: old, User: userOf(c),
+		Privileged: s.auth.privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation")}
+	if err := s.admit.admit(ctx, r); err != nil {
+		return err
+	}
+	setWarnings(c, r.Warnings)
+	delete(obj, "status")
+	m, om := metadata(obj), metadata(old)
+	for _, k := range []string{"uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"} {
+		if v, ok := om[k]; ok {
+			m[k] = v
+		} else {
+			delete(m, k)
+		}
+	}
+	delete(m, "resourceVersion")
+	delete(m, "managedFields")
+	if obj, err = normalize(obj); err != nil {
+		return fmt.Errorf("normalize %s: %w", t.ref(), err)
+	}
+	if !sameContent(obj, old) {
+		metadata(obj)["generation"] = generation(old) + 1
+	}
+	if isDryRun(c) {
+		return c.JSON(http.StatusOK, obj)
+	}
+	if equalObjects(obj, old) {
+		return s.respondStored(c, t, rec.Seq, http.StatusOK)
+	}
+	seq, err := s.specs.append(ctx, t, events.OpPut, obj, rec.Seq)
+	if err != nil {
+		return err
+	}
+	return s.respondStored(c, t, seq, http.StatusOK)
+}
+
+func (s *server) delete(c echo.Context, t target) error {
+	ctx := c.Request().Context()
+	rec, obj, found, err := s.specs.live(ctx, t)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return notFound(t.gr(), t.Name)
+	}
+	m := metadata(obj)
+	if _, deleting := m["deletionTimestamp"]; deleting {
+		return s.respondStored(c, t, rec.Seq, http.StatusOK)
+	}
+	if isDryRun(c) {
+		return c.JSON(http.StatusOK, obj)
+	}
+	if len(finalizers(obj)) == 0 && len(t.Kind.Owners) == 0 {
+		if _, err := s.specs.append(ctx, t, events.OpDelete, obj, rec.Seq); err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, obj)
+	}
+	m["deletionTimestamp"] = time.Now().UTC().Format(time.RFC3339)
+	m["deletionGracePeriodSeconds"] = 0
+	seq, err := s.specs.append(ctx, t, events.OpPut, obj, rec.Seq)
+	if err != nil {
+		return err
+	}
+	return s.respondStored(c, t, seq, http.StatusOK)
+}
+
+// respondStored answers with the object as the read model holds it once it has folded
+// seq, so a read right after this response reflects the write (read-your-writes).
+func (s *server) respondStored(c echo.Context, t target, seq uint64, code int) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 10*time.Second)
+	defer cancel()
+	if err := s.rm.WaitSpec(ctx, seq); err != nil {
+		return apierrors.NewServerTimeout(t.gr(), "write", 1)
+	}
+	obj, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
+	if err != nil {
+		return fmt.Errorf("read back %s: %w", t.ref(), err)
+	}
+	return c.JSONBlob(code, obj.JSON)
+}
+
+func isDryRun(c echo.Context) bool { return c.QueryParam("dryRun") == "All" }
+
+// setWarnings sends admission warnings the way the apiserver does (kubectl prints them).
+func setWarnings(c echo.Context, warnings []string) {
+	for _, w := range warnings {
+		c.Response().Header().Add("Warning", fmt.Sprintf("299 - %q", w))
+	}
+}
+
+func namespaceTarget(name string) target {
+	t, _ := parseTarget("/api/v1/namespaces/" + name)
+	return t
+}
+
+func randomSuffix() string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	var sb strings.Builder
+	for _, x := range b {
+		sb.WriteByte(alphabet[int(x)%len(alphabet)])
+	}
+	return sb.String()
+}
