@@ -100,6 +100,9 @@ func LastStatus(ctx context.Context, js jetstream.JetStream, ref Ref, service st
 	if err := ref.Validate(); err != nil {
 		return StatusRecord{}, fmt.Errorf("read status: %w", err)
 	}
+	if !plainToken(service) {
+		return StatusRecord{}, fmt.Errorf("read status: service %q: %w", service, ErrInvalidRef)
+	}
 	raw, err := lastMsg(ctx, js, StreamStatus, StatusSubject(ref, service))
 	if err != nil {
 		return StatusRecord{}, fmt.Errorf("read status %s of %s: %w", service, ref, err)

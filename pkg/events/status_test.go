@@ -149,6 +149,9 @@ func TestPublishStatusRejects(t *testing.T) {
 		{"no service", slice("", "uid", 1, `{}`), events.ErrInvalidRef},
 		{"no uid", slice("power", "", 1, `{}`), nil},
 	}
+	if _, err := events.LastStatus(ctx, js, vmA, "*"); !errors.Is(err, events.ErrInvalidRef) {
+		t.Errorf("LastStatus(service *) = %v, want ErrInvalidRef", err)
+	}
 	for _, tt := range tests {
 		_, err := events.PublishStatus(ctx, js, vmA, tt.s)
 		if err == nil || (tt.is != nil && !errors.Is(err, tt.is)) {

@@ -11,9 +11,6 @@ import (
 // conditionsKey names the lists that merge element-wise by "type" instead of being taken whole.
 const conditionsKey = "conditions"
 
-// readyCondition is the condition type sorted ahead of all others, as kubectl users expect.
-const readyCondition = "Ready"
-
 // MergeStatus deep-merges the status parts of several services' slices into one .status.
 //
 // Each element is one slice's status, a JSON object; null or empty elements are skipped.
@@ -144,8 +141,8 @@ func conditionLess(a, b any) bool {
 	switch {
 	case !okA || !okB:
 		return okA && !okB
-	case ta == readyCondition || tb == readyCondition:
-		return ta == readyCondition && tb != readyCondition
+	case ta == ConditionReady || tb == ConditionReady:
+		return ta == ConditionReady && tb != ConditionReady
 	default:
 		return ta < tb
 	}

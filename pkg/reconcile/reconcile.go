@@ -51,8 +51,12 @@ type Config struct {
 	Workers int    // objects reconciled in parallel
 }
 
-// Run consumes until ctx ends.
+// Run consumes until ctx ends. It ensures the streams first: services may start before
+// the gateway does.
 func Run(ctx context.Context, js jetstream.JetStream, cfg Config, f Func) error {
+	if err := events.Setup(ctx, js); err != nil {
+		return fmt.Errorf("set up streams: %w", err)
+	}
 	cc := events.ConsumerConfig{
 		Stream:         events.StreamSpecs,
 		Durable:        events.Durable(cfg.Service),

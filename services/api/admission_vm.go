@@ -73,7 +73,7 @@ func (a *vmAdmission) defaults(_ context.Context, r *admitRequest) *field.Error 
 func (a *vmAdmission) images(ns string) (namespaced, cluster []model.ImageInfo, err error) {
 	for _, scope := range []struct {
 		plural, ns, kind string
-		out            *[]model.ImageInfo
+		out              *[]model.ImageInfo
 	}{
 		{"virtualmachineimages", ns, "VirtualMachineImage", &namespaced},
 		{"clustervirtualmachineimages", "", "ClusterVirtualMachineImage", &cluster},

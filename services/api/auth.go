@@ -49,7 +49,7 @@ func LoadTokens(path string) (TokensFile, error) {
 
 // authenticator maps bearer tokens to users and decides privilege.
 type authenticator struct {
-	users      []User
+	users           []User
 	privilegedUsers []string // user names privileged by configuration (api-rules §0.3)
 }
 

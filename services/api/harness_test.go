@@ -215,4 +215,3 @@ func field(obj map[string]any, path ...string) any {
 	}
 	return cur
 }
-

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -44,11 +43,11 @@ func (s *server) list(c echo.Context, t target) error {
 	}
 	opts.Continue = q.Get("continue")
 	res, err := s.rm.List(opts)
-	if errors.Is(err, readmodel.ErrGone) {
-		return apierrors.NewResourceExpired("the continue token is too old; list again without it")
+	if errors.Is(err, readmodel.ErrInvalid) {
+		return badRequest("%v", err)
 	}
 	if err != nil {
-		return badRequest("%v", err)
+		return fmt.Errorf("list %s: %w", t.Kind.Plural, err)
 	}
 	meta := metav1.ListMeta{ResourceVersion: res.RV, Continue: res.Continue}
 	items := make([][]byte, len(res.Items))

@@ -13,8 +13,8 @@ func TestBadInputIsRejectedAndStoresNothing(t *testing.T) {
 	long := strings.Repeat("a", 254)
 	tests := []struct {
 		name, body, contentType, query string
-		wantCode                        int
-		wantInMessage                   string
+		wantCode                       int
+		wantInMessage                  string
 	}{
 		{"malformed JSON", `{"apiVersion": `, "application/json", "", http.StatusBadRequest, "not a valid JSON"},
 		{"malformed YAML", "kind: [", "application/yaml", "", http.StatusBadRequest, "not valid YAML"},

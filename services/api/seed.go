@@ -2,11 +2,12 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 )
 
@@ -14,10 +15,11 @@ import (
 var seedUser = User{Name: ServicePrefix + "api", Groups: []string{GroupServices}}
 
 // seed creates each object that does not exist yet, through normal admission, in order
-// (namespaces come first). Objects a user changed or deleted since are left alone only
-// while they exist: a deleted seed object comes back on the next start.
+// (namespaces come first); a user's later changes are kept, a deleted seed object comes
+// back on the next start. An object's status (images' facts read from vCenter) is
+// published as the storage service's slice every time, since vCenter may have changed.
 func (s *server) seed(ctx context.Context, objs []map[string]any) error {
-	if err := s.waitCaughtUp(ctx); err != nil {
+	if err := s.rm.WaitCaughtUp(ctx); err != nil {
 		return err
 	}
 	for _, obj := range objs {
@@ -25,23 +27,54 @@ func (s *server) seed(ctx context.Context, objs []map[string]any) error {
 		if err != nil {
 			return err
 		}
-		if _, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name); err == nil {
-			continue
-		}
-		r := &admitRequest{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, User: seedUser,
-			Privileged: true, FieldValidation: "Strict"}
-		seq, err := s.createObject(ctx, t, r)
-		if apierrors.IsAlreadyExists(err) {
-			continue
-		}
-		if err != nil {
+		status := obj["status"]
+		if err := s.ensure(ctx, t, obj); err != nil {
 			return fmt.Errorf("%s %s/%s: %w", t.Kind.Kind, t.Namespace, t.Name, err)
 		}
-		if err := s.rm.WaitSpec(ctx, seq); err != nil {
-			return err
+		if status == nil {
+			continue
+		}
+		if err := s.seedStatus(ctx, t, status); err != nil {
+			return fmt.Errorf("status of %s %s/%s: %w", t.Kind.Kind, t.Namespace, t.Name, err)
 		}
 	}
 	return nil
+}
+
+// ensure creates obj unless it exists, and waits until the read model has it.
+func (s *server) ensure(ctx context.Context, t target, obj map[string]any) error {
+	if _, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name); err == nil {
+		return nil
+	}
+	r := &admitRequest{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, User: seedUser,
+		Privileged: true, FieldValidation: "Strict"}
+	seq, err := s.createObject(ctx, t, r)
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return s.rm.WaitSpec(ctx, seq)
+}
+
+func (s *server) seedStatus(ctx context.Context, t target, status any) error {
+	o, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
+	if err != nil {
+		return err
+	}
+	var cur map[string]any
+	if err := json.Unmarshal(o.JSON, &cur); err != nil {
+		return err
+	}
+	body, err := json.Marshal(status)
+	if err != nil {
+		return err
+	}
+	_, err = events.PublishStatus(ctx, s.specs.js, t.ref(), events.Slice{
+		Service: model.ServiceStorage, UID: o.UID, Generation: generation(cur), Status: body,
+	})
+	return err
 }
 
 func seedTarget(obj map[string]any) (target, error) {
@@ -57,19 +90,4 @@ func seedTarget(obj map[string]any) (target, error) {
 		}
 	}
 	return target{}, fmt.Errorf("seed object of unknown kind %s %s", apiVersion, kind)
-}
-
-// waitCaughtUp waits until the read model reflects the streams, so existing objects are
-// recognised as such.
-func (s *server) waitCaughtUp(ctx context.Context) error {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !s.rm.CaughtUp() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
-	return nil
 }

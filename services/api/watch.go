@@ -44,8 +44,11 @@ func (s *server) watch(c echo.Context, t target) error {
 	if errors.Is(err, readmodel.ErrGone) {
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %s", rv))
 	}
-	if err != nil {
+	if errors.Is(err, readmodel.ErrInvalid) {
 		return badRequest("%v", err)
+	}
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", t.Kind.Plural, err)
 	}
 	table := wantsTable(c.Request().Header.Get(echo.HeaderAccept))
 	w := c.Response()

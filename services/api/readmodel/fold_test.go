@@ -204,10 +204,12 @@ func TestCaughtUp(t *testing.T) {
 		t.Fatal("CaughtUp() before Fold = true")
 	}
 	h.fold()
-	h.waitSpec(specSeq)
-	h.waitStatus(statusSeq)
+	h.waitCaughtUp()
+	if got, want := h.store.RV(), fmt.Sprintf("%d.%d", specSeq, statusSeq); got != want {
+		t.Errorf("caught up at RV %s, want the streams' backlog %s applied", got, want)
+	}
 	if !h.store.CaughtUp() {
-		t.Error("CaughtUp() = false after applying both streams' backlog")
+		t.Error("CaughtUp() = false after WaitCaughtUp returned")
 	}
 }
 
@@ -225,9 +227,9 @@ func TestCaughtUpWithPurgedTail(t *testing.T) {
 	h.path = filepath.Join(t.TempDir(), "fresh.db")
 	h.open()
 	h.fold()
-	h.waitSpec(h.put(vm))
-	if !h.store.CaughtUp() {
-		t.Error("CaughtUp() = false: a purged last STATUS message must not hold readiness back")
+	h.waitCaughtUp() // with nothing to deliver in either stream
+	if got := h.store.RV(); got != "0.0" {
+		t.Errorf("RV = %s, want 0.0: nothing was left to apply", got)
 	}
 }
 

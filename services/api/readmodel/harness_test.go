@@ -167,6 +167,15 @@ func (h *harness) waitStatus(seq uint64) {
 	}
 }
 
+func (h *harness) waitCaughtUp() {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	if err := h.store.WaitCaughtUp(ctx); err != nil {
+		h.t.Fatalf("WaitCaughtUp() error = %v", err)
+	}
+}
+
 func (h *harness) get(o obj) Object {
 	h.t.Helper()
 	got, err := h.store.Get(vms, o.ns, o.name)

@@ -48,6 +48,7 @@ func (p *progress) setTargets(spec, status streamStart) {
 	p.specTarget, p.statusTarget = spec.lastSeq, status.lastSeq
 	p.specDone = p.specDone || spec.nothingPending || p.spec >= spec.lastSeq
 	p.statusDone = p.statusDone || status.nothingPending || p.status >= status.lastSeq
+	p.broadcast()
 }
 
 // advance publishes the checkpoints a committed batch reached (0 = unchanged). drained
@@ -60,6 +61,11 @@ func (p *progress) advance(spec, status uint64, specDrained, statusDrained bool)
 		p.specDone = p.specDone || specDrained || p.spec >= p.specTarget
 		p.statusDone = p.statusDone || statusDrained || p.status >= p.statusTarget
 	}
+	p.broadcast()
+}
+
+// broadcast wakes every waiter; the caller holds p.mu.
+func (p *progress) broadcast() {
 	close(p.advanced)
 	p.advanced = make(chan struct{})
 }
@@ -67,14 +73,17 @@ func (p *progress) advance(spec, status uint64, specDrained, statusDrained bool)
 func (p *progress) caughtUp() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.targetSet && p.specDone && p.statusDone
+	return p.isCaughtUp()
 }
 
-// wait blocks until reached(checkpoints) holds or ctx ends.
-func (p *progress) wait(ctx context.Context, reached func(position) bool) error {
+// isCaughtUp is caughtUp for a caller holding p.mu.
+func (p *progress) isCaughtUp() bool { return p.targetSet && p.specDone && p.statusDone }
+
+// wait blocks until reached holds or ctx ends; reached runs with p.mu held.
+func (p *progress) wait(ctx context.Context, reached func() bool) error {
 	for {
 		p.mu.Lock()
-		ok, ch := reached(position{spec: p.spec, status: p.status}), p.advanced
+		ok, ch := reached(), p.advanced
 		p.mu.Unlock()
 		if ok {
 			return nil
@@ -90,17 +99,22 @@ func (p *progress) wait(ctx context.Context, reached func(position) bool) error 
 // WaitSpec blocks until the fold has applied the SPECS stream up to seq (read-your-writes
 // after an append that returned seq), or ctx ends.
 func (s *Store) WaitSpec(ctx context.Context, seq uint64) error {
-	return s.progress.wait(ctx, func(p position) bool { return p.spec >= seq })
+	return s.progress.wait(ctx, func() bool { return s.progress.spec >= seq })
 }
 
 // WaitStatus blocks until the fold has applied the STATUS stream up to seq, or ctx ends.
 func (s *Store) WaitStatus(ctx context.Context, seq uint64) error {
-	return s.progress.wait(ctx, func(p position) bool { return p.status >= seq })
+	return s.progress.wait(ctx, func() bool { return s.progress.status >= seq })
 }
 
 // CaughtUp reports whether the fold has applied everything both streams held when
 // [Store.Fold] started (readiness). It stays true once reached.
 func (s *Store) CaughtUp() bool { return s.progress.caughtUp() }
+
+// WaitCaughtUp blocks until [Store.CaughtUp] is true or ctx ends.
+func (s *Store) WaitCaughtUp(ctx context.Context) error {
+	return s.progress.wait(ctx, s.progress.isCaughtUp)
+}
 
 // RV is the read model's current list resourceVersion, "<specCheckpoint>.<statusCheckpoint>".
 func (s *Store) RV() string { return s.progress.checkpoints().String() }

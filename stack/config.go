@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// config is the stack's whole configuration, read from the environment.
+type config struct {
+	Addr            string // VMOP_ADDR: the API's HTTPS address
+	Data            string // VMOP_DATA: state directory (JetStream, read model, certificates, kubeconfig)
+	NATSAddr        string // VMOP_NATS_ADDR: where the embedded NATS listens
+	VCSimAddr       string // VMOP_VCSIM_ADDR: where the embedded vcsim listens
+	NATSURL         string // VMOP_NATS_URL: use this NATS instead of the embedded one
+	VCenterURL      string // VMOP_VCENTER_URL (+ _USER, _PASSWORD): use this vCenter instead of vcsim
+	VCenterUser     string
+	VCenterPassword string
+	PrivilegedUsers []string // VMOP_PRIVILEGED_USERS: comma-separated user names
+	TokensFile      string   // VMOP_TOKENS_FILE: default $VMOP_DATA/tokens.yaml, created when absent
+}
+
+func loadConfig(getenv func(string) string) (config, error) {
+	or := func(key, def string) string {
+		if v := getenv(key); v != "" {
+			return v
+		}
+		return def
+	}
+	c := config{
+		Addr:            or("VMOP_ADDR", "127.0.0.1:8080"),
+		Data:            or("VMOP_DATA", ".vmop"),
+		NATSAddr:        or("VMOP_NATS_ADDR", "127.0.0.1:4222"),
+		VCSimAddr:       or("VMOP_VCSIM_ADDR", "127.0.0.1:8989"),
+		NATSURL:         getenv("VMOP_NATS_URL"),
+		VCenterURL:      getenv("VMOP_VCENTER_URL"),
+		VCenterUser:     or("VMOP_VCENTER_USER", "admin"),
+		VCenterPassword: or("VMOP_VCENTER_PASSWORD", "vmop-secret"),
+	}
+	for _, u := range strings.Split(getenv("VMOP_PRIVILEGED_USERS"), ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			c.PrivilegedUsers = append(c.PrivilegedUsers, u)
+		}
+	}
+	abs, err := filepath.Abs(c.Data)
+	if err != nil {
+		return c, fmt.Errorf("VMOP_DATA: %w", err)
+	}
+	c.Data = abs
+	c.TokensFile = or("VMOP_TOKENS_FILE", filepath.Join(c.Data, "tokens.yaml"))
+	return c, nil
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"path/filepath"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmware/govmomi"
+
+	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/services/api"
+	"github.com/vmop/vmop/services/crypto"
+	"github.com/vmop/vmop/services/network"
+	"github.com/vmop/vmop/services/placement"
+	"github.com/vmop/vmop/services/power"
+	"github.com/vmop/vmop/services/storage"
+)
+
+type jsFunc func(ctx context.Context, js jetstream.JetStream) error
+
+// serviceRuns are the five VirtualMachine services by name.
+var serviceRuns = map[string]jsFunc{
+	model.ServicePlacement: func(ctx context.Context, js jetstream.JetStream) error {
+		return placement.Run(ctx, placement.Config{JetStream: js})
+	},
+	model.ServicePower: func(ctx context.Context, js jetstream.JetStream) error {
+		return power.Run(ctx, power.Config{JetStream: js})
+	},
+	model.ServiceStorage: func(ctx context.Context, js jetstream.JetStream) error {
+		return storage.Run(ctx, storage.Config{JetStream: js})
+	},
+	model.ServiceNetwork: func(ctx context.Context, js jetstream.JetStream) error {
+		return network.Run(ctx, network.Config{JetStream: js})
+	},
+	model.ServiceCrypto: func(ctx context.Context, js jetstream.JetStream) error {
+		return crypto.Run(ctx, crypto.Config{JetStream: js})
+	},
+}
+
+// roleFor returns what the binary runs for a role; "all" is every part in this process.
+func roleFor(name string) (func(context.Context, config) error, bool) {
+	switch name {
+	case "all":
+		return runAll, true
+	case "api":
+		return func(ctx context.Context, c config) error { return withNATS(ctx, c, name, runAPIWith(c)) }, true
+	case "nats":
+		return runNATS, true
+	case "vcsim":
+		return runVCSim, true
+	}
+	f, ok := serviceRuns[name]
+	if !ok {
+		return nil, false
+	}
+	return func(ctx context.Context, c config) error { return withNATS(ctx, c, name, f) }, true
+}
+
+// withNATS connects to VMOP_NATS_URL (roles other than "all" need an outside NATS).
+func withNATS(ctx context.Context, c config, name string, f jsFunc) error {
+	if c.NATSURL == "" {
+		return errors.New("VMOP_NATS_URL is required for a single role")
+	}
+	nc, js, err := connect(c.NATSURL, nil, "vmop-"+name)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	return f(ctx, js)
+}
+
+// runAll is `make run`: embedded NATS and vcsim unless outside ones are configured, the
+// seeded inventory, every service and the API, stopping all when one fails.
+func runAll(ctx context.Context, c config) error {
+	var ns *server.Server
+	if c.NATSURL == "" {
+		var err error
+		if ns, err = startNATS(c.Data, c.NATSAddr); err != nil {
+			return err
+		}
+		defer ns.Shutdown()
+		slog.Info("embedded NATS", "url", "nats://"+c.NATSAddr)
+	}
+	if c.VCenterURL == "" {
+		sim, err := inventory.StartSim(ctx, inventory.SimConfig{Listen: c.VCSimAddr, Username: c.VCenterUser, Password: c.VCenterPassword})
+		if err != nil {
+			return fmt.Errorf("start vcsim: %w", err)
+		}
+		defer sim.Close()
+		c.VCenterURL = sim.URL.String()
+		slog.Info("embedded vcsim", "url", (&url.URL{Scheme: sim.URL.Scheme, Host: sim.URL.Host, Path: sim.URL.Path}).String())
+	}
+	nc, js, err := connect(c.NATSURL, ns, "vmop")
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	parts := []jsFunc{runAPIWith(c)}
+	for _, f := range serviceRuns {
+		parts = append(parts, f)
+	}
+	errc := make(chan error, len(parts))
+	for _, p := range parts {
+		go func() { errc <- p(ctx, js) }()
+	}
+	var first error
+	for range parts {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+			cancel(err)
+		}
+	}
+	return first
+}
+
+// runAPIWith prepares the gateway: certificates, tokens, kubeconfig and the inventory
+// objects read from vCenter (seeded there first when it is our own vcsim).
+func runAPIWith(c config) jsFunc {
+	return func(ctx context.Context, js jetstream.JetStream) error {
+		host, _, err := net.SplitHostPort(c.Addr)
+		if err != nil {
+			return fmt.Errorf("VMOP_ADDR %q: %w", c.Addr, err)
+		}
+		certs, err := api.EnsureCertificates(filepath.Join(c.Data, "pki"), []string{host, "localhost", "127.0.0.1"})
+		if err != nil {
+			return fmt.Errorf("certificates: %w", err)
+		}
+		tokens, err := ensureTokens(c.TokensFile)
+		if err != nil {
+			return err
+		}
+		kubeconfig := filepath.Join(c.Data, "kubeconfig")
+		if err := writeKubeconfig(kubeconfig, clientAddr(c.Addr), certs.CAFile, tokens); err != nil {
+			return err
+		}
+		seed, err := inventoryObjects(ctx, c)
+		if err != nil {
+			return err
+		}
+		slog.Info("vmop API", "url", "https://"+c.Addr, "kubeconfig", kubeconfig,
+			"try", "KUBECONFIG="+kubeconfig+" kubectl api-resources")
+		slog.Info("switch to the ordinary user with: kubectl config use-context user")
+		return api.Run(ctx, api.Config{
+			Addr: c.Addr, DataDir: filepath.Join(c.Data, "api"), Certs: certs, Tokens: tokens,
+			PrivilegedUsers: c.PrivilegedUsers, JetStream: js, Seed: seed,
+			Namespaces: api.NamespaceSettings{DefaultNetwork: inventory.DefaultNetwork},
+		})
+	}
+}
+
+// inventoryObjects seeds vCenter (idempotent) and returns the API objects describing it;
+// none when no vCenter is configured.
+func inventoryObjects(ctx context.Context, c config) ([]map[string]any, error) {
+	if c.VCenterURL == "" {
+		return nil, nil
+	}
+	client, login, err := vcenter(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	defer client.Logout(context.Background())
+	if err := inventory.Seed(ctx, client, login); err != nil {
+		return nil, fmt.Errorf("seed vCenter: %w", err)
+	}
+	objs, err := inventory.Objects(ctx, client, login)
+	if err != nil {
+		return nil, fmt.Errorf("read inventory: %w", err)
+	}
+	return objs, nil
+}
+
+// vcenter logs in to VMOP_VCENTER_URL; the login is also what the vAPI (REST) side needs.
+func vcenter(ctx context.Context, c config) (*govmomi.Client, *url.Userinfo, error) {
+	u, err := url.Parse(c.VCenterURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("VMOP_VCENTER_URL: %w", err)
+	}
+	if u.User == nil {
+		u.User = url.UserPassword(c.VCenterUser, c.VCenterPassword)
+	}
+	client, err := govmomi.NewClient(ctx, u, true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to vCenter %s: %w", u.Host, err)
+	}
+	return client, u.User, nil
+}
+
+// runNATS is the NATS role for compose when no separate nats image is used.
+func runNATS(ctx context.Context, c config) error {
+	ns, err := startNATS(c.Data, c.NATSAddr)
+	if err != nil {
+		return err
+	}
+	defer ns.Shutdown()
+	<-ctx.Done()
+	return nil
+}
+
+// runVCSim is vcsim alone, seeded with the inventory.
+func runVCSim(ctx context.Context, c config) error {
+	sim, err := inventory.StartSim(ctx, inventory.SimConfig{Listen: c.VCSimAddr, Username: c.VCenterUser, Password: c.VCenterPassword})
+	if err != nil {
+		return err
+	}
+	defer sim.Close()
+	c.VCenterURL = sim.URL.String()
+	client, login, err := vcenter(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer client.Logout(context.Background())
+	if err := inventory.Seed(ctx, client, login); err != nil {
+		return err
+	}
+	slog.Info("vcsim ready", "addr", c.VCSimAddr)
+	<-ctx.Done()
+	return nil
+}
+
+// clientAddr is where clients reach a listen address: a wildcard host means this machine.
+func clientAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || (host != "" && host != "0.0.0.0" && host != "::") {
+		return addr
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// stack is `vmop all` running in this test process on free ports.
+type stack struct {
+	t          *testing.T
+	kubeconfig string
+	data       string
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startStack runs the whole stack and waits until kubectl sees the seeded inventory.
+func startStack(t *testing.T) *stack {
+	t.Helper()
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Fatalf("kubectl is required for the end-to-end tests: %v", err)
+	}
+	data := t.TempDir()
+	env := map[string]string{
+		"VMOP_DATA":       data,
+		"VMOP_ADDR":       freeAddr(t),
+		"VMOP_NATS_ADDR":  freeAddr(t),
+		"VMOP_VCSIM_ADDR": "127.0.0.1:0",
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, "all", func(k string) string { return env[k] }) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("stack: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("stack did not stop within 30s")
+		}
+	})
+	s := &stack{t: t, kubeconfig: filepath.Join(data, "kubeconfig"), data: data}
+	s.eventually("seeded inventory visible to kubectl", func() bool {
+		if _, err := os.Stat(s.kubeconfig); err != nil {
+			return false
+		}
+		out, err := s.kubectlErr("get", "vmclass", "my-vm-class", "-n", "my-namespace", "-o", "name")
+		return err == nil && strings.Contains(out, "my-vm-class")
+	})
+	return s
+}
+
+func (s *stack) kubectlErr(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return s.kubectlCtx(ctx, nil, args...)
+}
+
+func (s *stack) kubectlCtx(ctx context.Context, stdin []byte, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", s.kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+s.data) // a private kubectl cache per test
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// kubectl runs kubectl and fails the test when it fails.
+func (s *stack) kubectl(args ...string) string {
+	s.t.Helper()
+	out, err := s.kubectlErr(args...)
+	if err != nil {
+		s.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func (s *stack) eventually(what string, cond func() bool) {
+	s.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval of a condition with a deadline
+	}
+}
