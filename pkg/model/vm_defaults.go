@@ -21,24 +21,10 @@ const (
 	NetworkProviderVPC   = "VPC"
 )
 
-// CreateEnv is what VirtualMachine create defaulting needs from outside the object.
-type CreateEnv struct {
-	Privileged      bool
-	BuildVersion    string
-	NetworkProvider string // "" means Named
-	DefaultNetwork  string // the Named provider's network
-	// NamespaceImages are the VirtualMachineImages of the VM's namespace, ClusterImages
-	// every ClusterVirtualMachineImage.
-	NamespaceImages, ClusterImages []ImageInfo
-	NewUUID                        func() string
-}
-
 var specPath = field.NewPath("spec")
 
-// DefaultVirtualMachineCreate applies the create defaults of api-rules §6.1 in rule order
-// (D1, the schema defaults, has run before). It returns the one denial that ends the
-// request with 403, or nil.
-func DefaultVirtualMachineCreate(vm *VirtualMachine, env CreateEnv) *field.Error {
+// defaultVirtualMachineCreate applies the create defaults of api-rules §6.1 in rule order.
+func defaultVirtualMachineCreate(vm *VirtualMachine, env VMEnv) *field.Error {
 	s := &vm.Spec
 	if vm.Annotations == nil {
 		vm.Annotations = map[string]string{}
@@ -65,6 +51,10 @@ func DefaultVirtualMachineCreate(vm *VirtualMachine, env CreateEnv) *field.Error
 	if err := resolveImage(vm, env); err != nil { // D9
 		return err
 	}
+	if err := defaultEncryptionClass(vm, env); err != nil { // D10
+		return err
+	}
+	defaultVolumeModes(vm) // D12
 	if s.Hardware == nil { // D13
 		s.Hardware = &VirtualMachineHardwareSpec{}
 	}
@@ -76,7 +66,7 @@ func DefaultVirtualMachineCreate(vm *VirtualMachine, env CreateEnv) *field.Error
 
 // defaultInterfaces is D3: one eth0 on the provider's default network unless networking
 // is off or suppressed; otherwise complete the network refs that were given.
-func defaultInterfaces(vm *VirtualMachine, env CreateEnv) {
+func defaultInterfaces(vm *VirtualMachine, env VMEnv) {
 	s := &vm.Spec
 	if s.Network != nil && s.Network.Disabled {
 		return
@@ -95,13 +85,13 @@ func defaultInterfaces(vm *VirtualMachine, env CreateEnv) {
 		if ifc.Network == nil {
 			ifc.Network = &PartialObjectRef{}
 		}
-		switch env.NetworkProvider {
+		switch env.Namespace.NetworkProvider {
 		case "", NetworkProviderNamed:
 			if ifc.Network.Name == "" {
-				ifc.Network.Name = env.DefaultNetwork
+				ifc.Network.Name = env.Namespace.DefaultNetwork
 			}
 		default:
-			ref := providerNetworkRef(env.NetworkProvider)
+			ref := providerNetworkRef(env.Namespace.NetworkProvider)
 			if ifc.Network.APIVersion == "" {
 				ifc.Network.APIVersion = ref.APIVersion
 			}
@@ -134,7 +124,7 @@ func firstCdromImage(cdroms []VirtualMachineCdromSpec) string {
 
 // defaultUUIDs is D7 and D8: only privileged callers choose UUIDs; the cloud-init
 // instance ID follows the BIOS UUID.
-func defaultUUIDs(s *VirtualMachineSpec, env CreateEnv) *field.Error {
+func defaultUUIDs(s *VirtualMachineSpec, env VMEnv) *field.Error {
 	if s.InstanceUUID != "" && !env.Privileged {
 		return field.Forbidden(specPath.Child("instanceUUID"), "only privileged users may set the instance UUID")
 	}
@@ -154,12 +144,16 @@ func defaultUUIDs(s *VirtualMachineSpec, env CreateEnv) *field.Error {
 }
 
 // resolveImage is D9: spec.imageName, an object or display name, becomes spec.image.
-func resolveImage(vm *VirtualMachine, env CreateEnv) *field.Error {
+func resolveImage(vm *VirtualMachine, env VMEnv) *field.Error {
 	s := &vm.Spec
 	if s.ImageName == "" {
 		return nil
 	}
-	got, ferr := ResolveImageName(s.ImageName, env.NamespaceImages, env.ClusterImages)
+	namespaced, cluster, err := env.Lookup.Images(vm.Namespace)
+	if err != nil {
+		return field.InternalError(specPath.Child("imageName"), err)
+	}
+	got, ferr := ResolveImageName(s.ImageName, namespaced, cluster)
 	if ferr != nil {
 		return ferr
 	}

@@ -60,15 +60,15 @@ func TestResolveImageName(t *testing.T) {
 	}
 }
 
-func TestDefaultVirtualMachineCreate(t *testing.T) {
-	env := func(privileged bool) CreateEnv {
-		return CreateEnv{Privileged: privileged, BuildVersion: "v-test", DefaultNetwork: "VM Network",
-			NamespaceImages: testImages.ns, ClusterImages: testImages.cluster, NewUUID: counterUUIDs()}
+func TestDefaultVirtualMachine(t *testing.T) {
+	env := func(privileged bool) VMEnv {
+		return VMEnv{Privileged: privileged, BuildVersion: "v-test", Namespace: NamespaceSettings{DefaultNetwork: "VM Network"},
+			Lookup: &fakeLookup{nsImages: testImages.ns, clusterImages: testImages.cluster}, NewUUID: counterUUIDs()}
 	}
 	t.Run("D2 D3 D4 D7 D8 D9 D13 on a minimal VM", func(t *testing.T) {
 		vm := VirtualMachine{Spec: VirtualMachineSpec{ClassName: "c", ImageName: "photon-5",
 			Bootstrap: &VirtualMachineBootstrapSpec{CloudInit: &VirtualMachineBootstrapCloudInitSpec{}}}}
-		if err := DefaultVirtualMachineCreate(&vm, env(false)); err != nil {
+		if err := DefaultVirtualMachine(&vm, nil, env(false)); err != nil {
 			t.Fatal(err)
 		}
 		want := VirtualMachineSpec{
@@ -95,7 +95,7 @@ func TestDefaultVirtualMachineCreate(t *testing.T) {
 		suppressed := VirtualMachine{}
 		suppressed.Annotations = map[string]string{AnnotationNoDefaultNIC: ""}
 		for _, vm := range []*VirtualMachine{&disabled, &suppressed} {
-			if err := DefaultVirtualMachineCreate(vm, env(false)); err != nil {
+			if err := DefaultVirtualMachine(vm, nil, env(false)); err != nil {
 				t.Fatal(err)
 			}
 			if vm.Spec.Network != nil && len(vm.Spec.Network.Interfaces) > 0 {
@@ -107,8 +107,8 @@ func TestDefaultVirtualMachineCreate(t *testing.T) {
 		vm := VirtualMachine{Spec: VirtualMachineSpec{Network: &VirtualMachineNetworkSpec{
 			Interfaces: []VirtualMachineNetworkInterfaceSpec{{Name: "eth1"}}}}}
 		e := env(false)
-		e.NetworkProvider = NetworkProviderVDS
-		if err := DefaultVirtualMachineCreate(&vm, e); err != nil {
+		e.Namespace.NetworkProvider = NetworkProviderVDS
+		if err := DefaultVirtualMachine(&vm, nil, e); err != nil {
 			t.Fatal(err)
 		}
 		want := &PartialObjectRef{APIVersion: "netoperator.vmware.com/v1alpha1", Kind: "Network"}
@@ -124,24 +124,24 @@ func TestDefaultVirtualMachineCreate(t *testing.T) {
 			} else {
 				vm.Spec.BiosUUID = "00000000-0000-4000-8000-00000000abcd"
 			}
-			err := DefaultVirtualMachineCreate(&vm, env(false))
+			err := DefaultVirtualMachine(&vm, nil, env(false))
 			if err == nil || err.Type != field.ErrorTypeForbidden || err.Field != "spec."+f {
 				t.Errorf("%s by a non-privileged user: err = %v, want Forbidden", f, err)
 			}
-			if err := DefaultVirtualMachineCreate(&vm, env(true)); err != nil {
+			if err := DefaultVirtualMachine(&vm, nil, env(true)); err != nil {
 				t.Errorf("%s by a privileged user: %v", f, err)
 			}
 		}
 	})
 	t.Run("D9 image naming another image is denied", func(t *testing.T) {
 		vm := VirtualMachine{Spec: VirtualMachineSpec{ImageName: "photon-5", Image: &ImageRef{Kind: "VirtualMachineImage", Name: "vmi-1111"}}}
-		if err := DefaultVirtualMachineCreate(&vm, env(false)); err == nil || err.Type != field.ErrorTypeInvalid {
+		if err := DefaultVirtualMachine(&vm, nil, env(false)); err == nil || err.Type != field.ErrorTypeInvalid {
 			t.Errorf("err = %v, want Invalid", err)
 		}
 	})
 	t.Run("D13 keeps given IDE controllers", func(t *testing.T) {
 		vm := VirtualMachine{Spec: VirtualMachineSpec{Hardware: &VirtualMachineHardwareSpec{IDEControllers: []IDEControllerSpec{{BusNumber: 1}}}}}
-		if err := DefaultVirtualMachineCreate(&vm, env(false)); err != nil {
+		if err := DefaultVirtualMachine(&vm, nil, env(false)); err != nil {
 			t.Fatal(err)
 		}
 		if len(vm.Spec.Hardware.IDEControllers) != 1 {

@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"maps"
+	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -17,84 +19,87 @@ var BuildVersion = "dev"
 
 // NamespaceSettings are the per-namespace settings of api-rules §0.4; for now one set
 // applies to every namespace.
-type NamespaceSettings struct {
-	NetworkProvider string // Named (default), VDS, NSX-T or VPC
-	DefaultNetwork  string // the Named provider's network, e.g. "VM Network"
-}
+type NamespaceSettings = model.NamespaceSettings
 
 func newAdmission(rm *readmodel.Store, ns NamespaceSettings) *admission {
 	vm := &vmAdmission{rm: rm, ns: ns}
 	return &admission{
 		defaulters: map[string]defaulter{"VirtualMachine": vm.defaults},
-		validators: map[string]validator{},
+		validators: map[string]validator{"VirtualMachine": vm.validate},
 	}
 }
 
-// vmAdmission holds what VirtualMachine rules look up: images and namespace settings.
+// vmAdmission runs the model's VirtualMachine rules on typed objects.
 type vmAdmission struct {
 	rm *readmodel.Store
 	ns NamespaceSettings
 }
 
-// defaults decodes the object into the typed VirtualMachine, applies the model's rules
-// and encodes the result back into the request.
-func (a *vmAdmission) defaults(_ context.Context, r *admitRequest) *field.Error {
-	if !r.create() {
-		return nil
+func (a *vmAdmission) env(r *admitRequest) model.VMEnv {
+	env := model.VMEnv{
+		Privileged:      r.Privileged,
+		ServiceIdentity: isService(r.User),
+		UpgradeExempt:   isService(r.User) || slices.Contains(r.User.Groups, GroupMasters),
+		BuildVersion:    BuildVersion,
+		Now:             time.Now,
+		NewUUID:         uuid.NewString,
+		Namespace:       a.ns,
+		Lookup:          lookup{rm: a.rm},
 	}
-	var vm model.VirtualMachine
-	if err := remarshal(r.Obj, &vm); err != nil {
+	if !r.create() {
+		var stored struct {
+			Status struct{ PowerState model.PowerState }
+		}
+		if o, err := a.rm.Get(r.Kind.Plural, r.Namespace, r.Name); err == nil && json.Unmarshal(o.JSON, &stored) == nil {
+			env.ObservedPower = stored.Status.PowerState
+		}
+	}
+	return env
+}
+
+// defaults decodes the objects into typed VirtualMachines, applies the model's rules and
+// encodes the result back into the request.
+func (a *vmAdmission) defaults(_ context.Context, r *admitRequest) *field.Error {
+	vm, old, err := typedVMs(r)
+	if err != nil {
 		return field.Invalid(field.NewPath("spec"), nil, err.Error())
 	}
-	nsImages, clusterImages, err := a.images(r.Namespace)
-	if err != nil {
-		return field.InternalError(field.NewPath("spec", "imageName"), err)
-	}
-	if ferr := model.DefaultVirtualMachineCreate(&vm, model.CreateEnv{
-		Privileged: r.Privileged, BuildVersion: BuildVersion,
-		NetworkProvider: a.ns.NetworkProvider, DefaultNetwork: a.ns.DefaultNetwork,
-		NamespaceImages: nsImages, ClusterImages: clusterImages, NewUUID: uuid.NewString,
-	}); ferr != nil {
+	if ferr := model.DefaultVirtualMachine(vm, old, a.env(r)); ferr != nil {
 		return ferr
 	}
 	var out map[string]any
-	if err := remarshal(&vm, &out); err != nil {
+	if err := remarshal(vm, &out); err != nil {
 		return field.InternalError(field.NewPath("spec"), err)
 	}
 	delete(out, "status")
 	clear(r.Obj)
-	for k, v := range out {
-		r.Obj[k] = v
-	}
+	maps.Copy(r.Obj, out)
 	return nil
 }
 
-// images lists the namespace's VirtualMachineImages and every ClusterVirtualMachineImage.
-func (a *vmAdmission) images(ns string) (namespaced, cluster []model.ImageInfo, err error) {
-	for _, scope := range []struct {
-		plural, ns, kind string
-		out              *[]model.ImageInfo
-	}{
-		{"virtualmachineimages", ns, "VirtualMachineImage", &namespaced},
-		{"clustervirtualmachineimages", "", "ClusterVirtualMachineImage", &cluster},
-	} {
-		res, err := a.rm.List(readmodel.ListOptions{Plural: scope.plural, Namespace: scope.ns})
-		if err != nil {
-			return nil, nil, fmt.Errorf("list %s: %w", scope.plural, err)
-		}
-		for _, o := range res.Items {
-			var img struct {
-				Metadata struct{ Name string }
-				Status   struct{ Name string }
-			}
-			if err := json.Unmarshal(o.JSON, &img); err != nil {
-				return nil, nil, fmt.Errorf("decode %s: %w", scope.plural, err)
-			}
-			*scope.out = append(*scope.out, model.ImageInfo{Kind: scope.kind, Name: img.Metadata.Name, DisplayName: img.Status.Name})
+func (a *vmAdmission) validate(_ context.Context, r *admitRequest) field.ErrorList {
+	vm, old, err := typedVMs(r)
+	if err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
+	}
+	return model.ValidateVirtualMachine(vm, old, a.env(r))
+}
+
+func typedVMs(r *admitRequest) (vm, old *model.VirtualMachine, err error) {
+	vm = new(model.VirtualMachine)
+	if err := remarshal(r.Obj, vm); err != nil {
+		return nil, nil, err
+	}
+	if r.Old != nil {
+		old = new(model.VirtualMachine)
+		if err := remarshal(r.Old, old); err != nil {
+			return nil, nil, err
 		}
 	}
-	return namespaced, cluster, nil
+	return vm, old, nil
 }
+
+func isService(u User) bool { return slices.Contains(u.Groups, GroupServices) }
 
 func remarshal(in, out any) error {
 	b, err := json.Marshal(in)
