@@ -1,0 +1,72 @@
+package reconcile_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/events/eventstest"
+	"github.com/vmop/vmop/pkg/reconcile"
+)
+
+var vmRef = events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: "vm.one"}
+
+// The loop reconciles the latest spec and publishes the service's slice with the
+// generation it saw; an object marked for deletion is released.
+func TestRunPublishesSliceAndReleases(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	var calls atomic.Int32
+	done := make(chan error, 1)
+	go func() {
+		done <- reconcile.Run(ctx, js, reconcile.Config{Service: "placement", Plural: "virtualmachines"},
+			func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
+				calls.Add(1)
+				return reconcile.Result{Status: map[string]any{"seen": o.Meta.Generation}, Released: o.Deleting()}, nil
+			})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+
+	seq, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":2}}`), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slice := waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 2 })
+	if slice.Service != "placement" || slice.UID != "u1" || slice.Released || string(slice.Status) != `{"seen":2}` {
+		t.Errorf("slice = %+v, want placement's, uid u1, status {\"seen\":2}, not released", slice)
+	}
+
+	deleting := `{"metadata":{"uid":"u1","generation":2,"deletionTimestamp":"2026-11-22T00:00:00Z"}}`
+	if _, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, []byte(deleting), seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, js, func(s events.Slice) bool { return s.Released })
+	if calls.Load() < 2 {
+		t.Errorf("reconciled %d times, want at least 2", calls.Load())
+	}
+}
+
+// waitSlice waits, with a deadline, until placement's newest slice satisfies ok.
+func waitSlice(t *testing.T, js jetstream.JetStream, ok func(events.Slice) bool) events.Slice {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rec, err := events.LastStatus(t.Context(), js, vmRef, "placement")
+		if err == nil && ok(rec.Slice) {
+			return rec.Slice
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no matching slice before the deadline (last: %+v, err %v)", rec.Slice, err)
+		}
+		time.Sleep(10 * time.Millisecond) // poll interval of a deadline-bounded wait
+	}
+}

@@ -1,0 +1,100 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/model"
+)
+
+const storageClass = `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: my-storage-class
+provisioner: csi.vsphere.vmware.com
+parameters:
+  storagePolicyID: aa6d5a82-1c88-45da-85d3-3d74b91a5bad
+`
+
+const ownedVM = `apiVersion: vmoperator.vmware.com/v1alpha5
+kind: VirtualMachine
+metadata:
+  name: owned-vm
+spec:
+  className: my-vm-class
+  image:
+    kind: VirtualMachineImage
+    name: vmi-0a0044d7c690bcbea
+  storageClass: my-storage-class
+`
+
+// A deleted VirtualMachine stays, marked, until every owning service has released it.
+func TestDeleteWaitsForEveryOwner(t *testing.T) {
+	js := newStreams(t)
+	g := startGateway(t, js, t.TempDir())
+	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create storage class: %d %s", code, body)
+	}
+	code, body := g.do("POST", vms, adminToken, ownedVM, "Content-Type", "application/yaml")
+	if code != http.StatusCreated {
+		t.Fatalf("create VM: %d %s", code, body)
+	}
+	uid := field(decode(t, body), "metadata", "uid").(string)
+
+	code, body = g.do("DELETE", vms+"/owned-vm", adminToken, nil)
+	if code != http.StatusOK || field(decode(t, body), "metadata", "deletionTimestamp") == nil {
+		t.Fatalf("delete: %d %s, want the object marked with deletionTimestamp", code, body)
+	}
+	owners := []string{model.ServicePlacement, model.ServicePower, model.ServiceStorage, model.ServiceNetwork, model.ServiceCrypto}
+	for _, svc := range owners[:len(owners)-1] {
+		release(t, js, svc, uid)
+	}
+	// Once the read model has folded the four releases (the object's resourceVersion
+	// names the newest slice), the object must still be there.
+	seqs := statusSeqs(t, js)
+	want := fmt.Sprintf(".%d", slices.Max(seqs))
+	g.eventually("four releases folded", func() bool {
+		code, body := g.do("GET", vms+"/owned-vm", adminToken, nil)
+		rv, _ := field(decode(t, body), "metadata", "resourceVersion").(string)
+		return code != http.StatusOK || strings.HasSuffix(rv, want)
+	})
+	if code, body := g.do("GET", vms+"/owned-vm", adminToken, nil); code != http.StatusOK || len(seqs) != 4 {
+		t.Fatalf("VM vanished before the last owner released it: %d %s (%d slices)", code, body, len(seqs))
+	}
+	release(t, js, owners[len(owners)-1], uid)
+	g.eventually("VM removed after the last release", func() bool {
+		code, _ := g.do("GET", vms+"/owned-vm", adminToken, nil)
+		return code == http.StatusNotFound
+	})
+	if n := len(statusSeqs(t, js)); n != 0 {
+		t.Errorf("%d status slices left after removal, want them purged", n)
+	}
+}
+
+func release(t *testing.T, js jetstream.JetStream, service, uid string) {
+	t.Helper()
+	ref := events.Ref{Plural: "virtualmachines", Namespace: "my-namespace", Name: "owned-vm"}
+	if _, err := events.PublishStatus(context.Background(), js, ref, events.Slice{Service: service, UID: uid, Generation: 1, Released: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// statusSeqs lists the VM's slices still in STATUS.
+func statusSeqs(t *testing.T, js jetstream.JetStream) []uint64 {
+	t.Helper()
+	ref := events.Ref{Plural: "virtualmachines", Namespace: "my-namespace", Name: "owned-vm"}
+	var seqs []uint64
+	for _, svc := range []string{model.ServicePlacement, model.ServicePower, model.ServiceStorage, model.ServiceNetwork, model.ServiceCrypto} {
+		if rec, err := events.LastStatus(context.Background(), js, ref, svc); err == nil {
+			seqs = append(seqs, rec.Seq)
+		}
+	}
+	return seqs
+}
