@@ -24,6 +24,10 @@ func NewKeyedQueue(workers int) *KeyedQueue {
 	}
 }
 
+// Do queues job behind the jobs of the same key, for work that no message carries (a
+// periodic resync, a change of a related object). It never blocks.
+func (q *KeyedQueue) Do(key string, job func()) { q.add(key, job) }
+
 // add queues job behind the jobs of the same key. It never blocks.
 func (q *KeyedQueue) add(key string, job func()) {
 	q.mu.Lock()

@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -102,4 +103,23 @@ func streamConfigs(replicas int) []jetstream.StreamConfig {
 			Replicas:  replicas,
 		},
 	}
+}
+
+// Subjects lists the subjects of a stream that match filter and hold a message: e.g.
+// every object of a kind, for a resync.
+func Subjects(ctx context.Context, js jetstream.JetStream, stream, filter string) ([]string, error) {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", stream, err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
+	if err != nil {
+		return nil, fmt.Errorf("subjects of %s matching %s: %w", stream, filter, err)
+	}
+	out := make([]string, 0, len(info.State.Subjects))
+	for subj := range info.State.Subjects {
+		out = append(out, subj)
+	}
+	sort.Strings(out)
+	return out, nil
 }

@@ -103,6 +103,17 @@ func StatusFilter(plural string) string {
 	return join(subjectRoot, statusToken, plural, "*", "*", "*")
 }
 
+// ServiceStatusFilter matches one service's slices of every object of a plural.
+func ServiceStatusFilter(plural, service string) string {
+	return join(subjectRoot, statusToken, plural, "*", "*", service)
+}
+
+// NamespaceSpecFilter matches the SPECS subjects of a plural's objects in one namespace
+// ("" = cluster scope).
+func NamespaceSpecFilter(plural, namespace string) string {
+	return join(subjectRoot, specToken, plural, EncodeToken(namespace), "*")
+}
+
 // statusObjectFilter matches every slice of one object.
 func statusObjectFilter(r Ref) string {
 	return join(subjectRoot, statusToken, r.Plural, EncodeToken(r.Namespace), EncodeToken(r.Name), "*")

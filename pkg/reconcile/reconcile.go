@@ -1,7 +1,8 @@
-// Package reconcile is the loop every vmop service runs (DESIGN §5): a durable consumer
-// of an object kind's changes hands each object to the service's level-triggered
-// reconcile function, one object at a time and parallel across objects, and publishes the
-// service's whole status slice before the message is acknowledged.
+// Package reconcile is the loop every vmop service runs (DESIGN §5): the service's
+// level-triggered reconcile function is handed the latest state of one object at a time
+// (parallel across objects) whenever something about it may have changed: its spec, a
+// status slice it depends on, a related object, or a periodic resync. The service's whole
+// status slice is published before the triggering message is acknowledged.
 package reconcile
 
 import (
@@ -9,25 +10,32 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vmop/vmop/pkg/events"
 )
 
-// Object is the latest desired state of one object, read when its turn comes (never the
-// possibly stale payload of the message that woke us).
+// Object is the latest state of one object, read when its turn comes (never the possibly
+// stale payload of the message that woke us).
 type Object struct {
 	Ref  events.Ref
 	Spec events.SpecRecord
 	Meta Meta
+	// Slices are the newest status slices about this object (matching its uid) of the
+	// service itself and of its Inputs, by service name.
+	Slices map[string]events.Slice
 }
 
 // Meta is the part of metadata every reconciler needs.
 type Meta struct {
-	UID               string `json:"uid"`
-	Generation        int64  `json:"generation"`
-	DeletionTimestamp string `json:"deletionTimestamp"`
+	UID               string            `json:"uid"`
+	Generation        int64             `json:"generation"`
+	DeletionTimestamp string            `json:"deletionTimestamp"`
+	Labels            map[string]string `json:"labels"`
+	Annotations       map[string]string `json:"annotations"`
 }
 
 // Deleting reports that the object is marked for deletion: the service tears down its
@@ -40,8 +48,8 @@ type Result struct {
 	Released bool // the service finished its deletion work
 }
 
-// Func reconciles one object. It is called again for every change of the object, so it
-// must be idempotent; an error is retried with backoff (events.ErrPermanent stops).
+// Func reconciles one object. It is called again for every change, so it must be
+// idempotent; an error is retried with backoff (events.ErrPermanent stops).
 type Func func(ctx context.Context, o Object) (Result, error)
 
 // Config names the service and what it watches.
@@ -49,6 +57,16 @@ type Config struct {
 	Service string
 	Plural  string // the kind whose objects are reconciled
 	Workers int    // objects reconciled in parallel
+	// Inputs are other services whose slices the reconcile reads (Object.Slices); a new
+	// slice of one of them triggers a reconcile.
+	Inputs []string
+	// Related are other kinds (plurals) whose change triggers a reconcile of every object
+	// in the same namespace (all objects, for a cluster-scoped related object): e.g. a
+	// VirtualMachine waiting for its class.
+	Related []string
+	// Resync re-reconciles every object this often, for what no event announces; 0: never.
+	Resync time.Duration
+	Logger *slog.Logger
 }
 
 // Run consumes until ctx ends. It ensures the streams first: services may start before
@@ -57,26 +75,138 @@ func Run(ctx context.Context, js jetstream.JetStream, cfg Config, f Func) error 
 	if err := events.Setup(ctx, js); err != nil {
 		return fmt.Errorf("set up streams: %w", err)
 	}
-	cc := events.ConsumerConfig{
-		Stream:         events.StreamSpecs,
-		Durable:        events.Durable(cfg.Service),
-		FilterSubjects: []string{events.SpecFilter(cfg.Plural)},
-		Workers:        max(cfg.Workers, 1),
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
-	h := func(ctx context.Context, msg jetstream.Msg) error {
+	l := &loop{js: js, cfg: cfg, f: f, q: events.NewKeyedQueue(max(cfg.Workers, 1))}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	parts := []func(context.Context) error{l.consumeSpecs}
+	if len(cfg.Inputs) > 0 {
+		parts = append(parts, l.consumeInputs)
+	}
+	if len(cfg.Related) > 0 {
+		parts = append(parts, l.consumeRelated)
+	}
+	if cfg.Resync > 0 {
+		parts = append(parts, l.resync)
+	}
+	errc := make(chan error, len(parts))
+	for _, p := range parts {
+		go func() { errc <- p(ctx) }()
+	}
+	var first error
+	for range parts {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+			cancel()
+		}
+	}
+	return first
+}
+
+type loop struct {
+	js  jetstream.JetStream
+	cfg Config
+	f   Func
+	q   *events.KeyedQueue
+}
+
+func (l *loop) consumeSpecs(ctx context.Context) error {
+	return events.Consume(ctx, l.js, events.ConsumerConfig{
+		Stream: events.StreamSpecs, Durable: events.Durable(l.cfg.Service),
+		FilterSubjects: []string{events.SpecFilter(l.cfg.Plural)}, Queue: l.q,
+	}, events.ObjectKey, func(ctx context.Context, msg jetstream.Msg) error {
 		ref, err := events.ParseSpecSubject(msg.Subject())
 		if err != nil {
 			return fmt.Errorf("%w: %v", events.ErrPermanent, err)
 		}
-		return reconcileOne(ctx, js, cfg.Service, ref, f)
-	}
-	return events.Consume(ctx, js, cc, events.ObjectKey, h)
+		return l.reconcile(ctx, ref)
+	})
 }
 
-// reconcileOne reads the latest spec, reconciles and publishes the slice. A tombstone
-// or a missing object needs nothing: the gateway only removes objects we released.
-func reconcileOne(ctx context.Context, js jetstream.JetStream, service string, ref events.Ref, f Func) error {
-	rec, err := events.LastSpec(ctx, js, ref)
+func (l *loop) consumeInputs(ctx context.Context) error {
+	var filters []string
+	for _, svc := range l.cfg.Inputs {
+		filters = append(filters, events.ServiceStatusFilter(l.cfg.Plural, svc))
+	}
+	return events.Consume(ctx, l.js, events.ConsumerConfig{
+		Stream: events.StreamStatus, Durable: events.Durable(l.cfg.Service + "-inputs"),
+		FilterSubjects: filters, Queue: l.q,
+	}, events.ObjectKey, func(ctx context.Context, msg jetstream.Msg) error {
+		ref, _, err := events.ParseStatusSubject(msg.Subject())
+		if err != nil {
+			return fmt.Errorf("%w: %v", events.ErrPermanent, err)
+		}
+		return l.reconcile(ctx, ref)
+	})
+}
+
+// consumeRelated maps a change of a related object to every object of its namespace.
+// The fan-out is queued (not awaited), so the related message is acked at once; the
+// queued reconciles log their failures and the resync retries them.
+func (l *loop) consumeRelated(ctx context.Context) error {
+	var filters []string
+	for _, plural := range l.cfg.Related {
+		filters = append(filters, events.SpecFilter(plural))
+	}
+	return events.Consume(ctx, l.js, events.ConsumerConfig{
+		Stream: events.StreamSpecs, Durable: events.Durable(l.cfg.Service + "-related"),
+		FilterSubjects: filters, Workers: 1,
+	}, func(string) string { return "related" }, func(ctx context.Context, msg jetstream.Msg) error {
+		ref, err := events.ParseSpecSubject(msg.Subject())
+		if err != nil {
+			return fmt.Errorf("%w: %v", events.ErrPermanent, err)
+		}
+		filter := events.SpecFilter(l.cfg.Plural)
+		if ref.Namespace != "" {
+			filter = events.NamespaceSpecFilter(l.cfg.Plural, ref.Namespace)
+		}
+		return l.enqueueAll(ctx, filter)
+	})
+}
+
+// resync queues every object periodically.
+func (l *loop) resync(ctx context.Context) error {
+	tick := time.NewTicker(l.cfg.Resync)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if err := l.enqueueAll(ctx, events.SpecFilter(l.cfg.Plural)); err != nil {
+				l.cfg.Logger.Warn("resync", "service", l.cfg.Service, "err", err)
+			}
+		}
+	}
+}
+
+// enqueueAll queues a reconcile of every object whose spec subject matches filter.
+func (l *loop) enqueueAll(ctx context.Context, filter string) error {
+	subjects, err := events.Subjects(ctx, l.js, events.StreamSpecs, filter)
+	if err != nil {
+		return err
+	}
+	for _, subj := range subjects {
+		ref, err := events.ParseSpecSubject(subj)
+		if err != nil {
+			continue
+		}
+		l.q.Do(events.ObjectKey(subj), func() {
+			if err := l.reconcile(ctx, ref); err != nil && ctx.Err() == nil {
+				l.cfg.Logger.Warn("reconcile", "service", l.cfg.Service, "object", ref.String(), "err", err)
+			}
+		})
+	}
+	return nil
+}
+
+// reconcile reads the latest spec and slices, reconciles and publishes the slice. A
+// tombstone or a missing object needs nothing: the gateway only removes objects that
+// every owner released.
+func (l *loop) reconcile(ctx context.Context, ref events.Ref) error {
+	rec, err := events.LastSpec(ctx, l.js, ref)
 	if errors.Is(err, events.ErrNotFound) {
 		return nil
 	}
@@ -90,18 +220,30 @@ func reconcileOne(ctx context.Context, js jetstream.JetStream, service string, r
 	if err := json.Unmarshal(rec.Body, &head); err != nil {
 		return fmt.Errorf("%w: decode spec of %s: %v", events.ErrPermanent, ref, err)
 	}
-	o := Object{Ref: ref, Spec: rec, Meta: head.Metadata}
-	res, err := f(ctx, o)
+	o := Object{Ref: ref, Spec: rec, Meta: head.Metadata, Slices: map[string]events.Slice{}}
+	for _, svc := range append([]string{l.cfg.Service}, l.cfg.Inputs...) {
+		st, err := events.LastStatus(ctx, l.js, ref, svc)
+		if errors.Is(err, events.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read %s status of %s: %w", svc, ref, err)
+		}
+		if st.Slice.UID == o.Meta.UID {
+			o.Slices[svc] = st.Slice
+		}
+	}
+	res, err := l.f(ctx, o)
 	if err != nil {
 		return err
 	}
-	slice := events.Slice{Service: service, UID: o.Meta.UID, Generation: o.Meta.Generation, Released: res.Released}
+	slice := events.Slice{Service: l.cfg.Service, UID: o.Meta.UID, Generation: o.Meta.Generation, Released: res.Released}
 	if res.Status != nil {
 		if slice.Status, err = json.Marshal(res.Status); err != nil {
 			return fmt.Errorf("%w: encode status of %s: %v", events.ErrPermanent, ref, err)
 		}
 	}
-	if _, err := events.PublishStatus(ctx, js, ref, slice); err != nil {
+	if _, err := events.PublishStatus(ctx, l.js, ref, slice); err != nil {
 		return fmt.Errorf("publish status of %s: %w", ref, err)
 	}
 	return nil
