@@ -1,0 +1,58 @@
+// Package vcenter is what every vmop service needs to talk to vCenter: a session that
+// survives idle timeouts, the ExtraConfig keys by which vmop recognises its VMs, and
+// finding a VM by the instance UUID its spec fixes at admission (so a retried create finds
+// the VM the first attempt made instead of making another).
+package vcenter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/session/keepalive"
+)
+
+// ExtraConfig keys vmop writes on the VMs it creates.
+const (
+	KeyObject = "vmop.object" // "<namespace>/<name>" of the VirtualMachine object
+	KeyUID    = "vmop.uid"    // metadata.uid of the object, telling incarnations apart
+	// KeyLastRestart records the last restart performed for spec.nextRestartTime, as
+	// upstream's vmservice.lastRestartTime does, so a restart happens once per value.
+	KeyLastRestart = "vmservice.lastRestartTime"
+)
+
+// ErrNotFound: no VM has the instance UUID.
+var ErrNotFound = errors.New("vm not found")
+
+// Connect logs in to the vCenter at u (credentials in u.User) and keeps the session
+// from idling out.
+func Connect(ctx context.Context, u *url.URL) (*govmomi.Client, error) {
+	vc, err := govmomi.NewClient(ctx, u, true)
+	if err != nil {
+		return nil, fmt.Errorf("connect to vCenter %s: %w", u.Host, err)
+	}
+	vc.RoundTripper = keepalive.NewHandlerSOAP(vc.RoundTripper, time.Minute, nil)
+	return vc, nil
+}
+
+// FindVM returns the VM whose instance UUID is uuid.
+func FindVM(ctx context.Context, c *govmomi.Client, uuid string) (*object.VirtualMachine, error) {
+	dc, err := find.NewFinder(c.Client).DefaultDatacenter(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("find datacenter: %w", err)
+	}
+	instance := true
+	ref, err := object.NewSearchIndex(c.Client).FindByUuid(ctx, dc, uuid, true, &instance)
+	if err != nil {
+		return nil, fmt.Errorf("find VM %s: %w", uuid, err)
+	}
+	if ref == nil {
+		return nil, ErrNotFound
+	}
+	return object.NewVirtualMachine(c.Client, ref.Reference()), nil
+}
