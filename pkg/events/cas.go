@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"strconv"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -73,7 +74,7 @@ func landed(ctx context.Context, js jetstream.JetStream, stream, subject, id str
 // lastMsg reads the newest message of subject (a direct get: SPECS and STATUS
 // allow it). It returns a bare [ErrNotFound] when the subject is empty.
 func lastMsg(ctx context.Context, js jetstream.JetStream, stream, subject string) (*jetstream.RawStreamMsg, error) {
-	st, err := js.Stream(ctx, stream)
+	st, err := streamHandle(ctx, js, stream)
 	if err != nil {
 		return nil, err
 	}
@@ -82,4 +83,27 @@ func lastMsg(ctx context.Context, js jetstream.JetStream, stream, subject string
 		return nil, ErrNotFound
 	}
 	return raw, err
+}
+
+// handles caches stream handles per connection: js.Stream costs a STREAM.INFO request, and
+// every read would otherwise pay it before its direct get. A handle only carries the
+// stream's name and settings, which stay valid across a re-creation of the stream.
+var handles sync.Map // handleKey → jetstream.Stream
+
+type handleKey struct {
+	js     jetstream.JetStream
+	stream string
+}
+
+func streamHandle(ctx context.Context, js jetstream.JetStream, stream string) (jetstream.Stream, error) {
+	key := handleKey{js, stream}
+	if h, ok := handles.Load(key); ok {
+		return h.(jetstream.Stream), nil
+	}
+	h, err := js.Stream(ctx, stream)
+	if err != nil {
+		return nil, err
+	}
+	handles.Store(key, h)
+	return h, nil
 }

@@ -115,7 +115,7 @@ func PurgeStatus(ctx context.Context, js jetstream.JetStream, ref Ref) error {
 	if err := ref.Validate(); err != nil {
 		return fmt.Errorf("purge status: %w", err)
 	}
-	st, err := js.Stream(ctx, StreamStatus)
+	st, err := streamHandle(ctx, js, StreamStatus)
 	if err == nil {
 		err = st.Purge(ctx, jetstream.WithPurgeSubject(statusObjectFilter(ref)))
 	}

@@ -53,7 +53,6 @@ func (s *server) watch(c echo.Context, t target) error {
 	table := wantsTable(c.Request().Header.Get(echo.HeaderAccept))
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	w.Header().Set("Transfer-Encoding", "chunked")
 	w.WriteHeader(http.StatusOK)
 	w.Flush()
 	enc := json.NewEncoder(w)
