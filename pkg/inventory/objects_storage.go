@@ -6,6 +6,8 @@ import (
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/pbm"
+
+	"github.com/vmop/vmop/pkg/model"
 )
 
 // storageClassObjects are the StorageClasses, each naming the ID of its SPBM profile as vCenter's
@@ -21,7 +23,13 @@ func storageClassObjects(ctx context.Context, c *govmomi.Client) ([]map[string]a
 		if err != nil {
 			return nil, fmt.Errorf("storage policy of storage class %s: %w", sc.Name, err)
 		}
-		o := newObject(storageV1, "StorageClass", "", sc.Name, nil)
+		// The record admission reads (api-rules §9.6): whether the SPBM profile encrypts.
+		// vcsim answers "invalid profile ID" for profiles without the capability.
+		var labels map[string]string
+		if encrypts, err := pc.SupportsEncryption(ctx, id); err == nil && encrypts {
+			labels = map[string]string{model.EncryptionEnabledLabel: "true"}
+		}
+		o := newObject(storageV1, "StorageClass", "", sc.Name, labels)
 		o["provisioner"] = "csi.vsphere.vmware.com"
 		o["parameters"] = map[string]any{"storagePolicyID": id}
 		o["reclaimPolicy"] = "Delete"

@@ -1,6 +1,8 @@
 package inventory
 
 import (
+	"github.com/vmop/vmop/pkg/model"
+
 	"encoding/json"
 	"os"
 	"slices"
@@ -306,6 +308,9 @@ func TestStorageClassesNameRealPolicies(t *testing.T) {
 		encrypted, err := pc.SupportsEncryption(ctx, id)
 		if encrypted != tt.encrypted || (tt.encrypted && err != nil) {
 			t.Errorf("%s: encryption = %v (%v), want %v", tt.name, encrypted, err, tt.encrypted)
+		}
+		if labelled := str(o, "metadata", "labels", model.EncryptionEnabledLabel) == "true"; labelled != tt.encrypted {
+			t.Errorf("%s: encryption label %v, want %v", tt.name, labelled, tt.encrypted)
 		}
 	}
 }

@@ -186,7 +186,7 @@ type seedExample struct {
 
 var includeLine = regexp.MustCompile(`^--8<-- "([^"]+)"$`)
 
-func seedExamples(t *testing.T) []seedExample {
+func seedExamples(t testing.TB) []seedExample {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "seed", seedFile))
 	if err != nil {

@@ -61,6 +61,12 @@ func defaultVirtualMachineCreate(vm *VirtualMachine, env VMEnv) *field.Error {
 	if len(s.Hardware.IDEControllers) == 0 {
 		s.Hardware.IDEControllers = []IDEControllerSpec{{BusNumber: 0}, {BusNumber: 1}}
 	}
+	// D18/D19 are conditioned on the new object being upgraded; an upgrade-exempt caller
+	// may create one already upgraded, and its devices are placed now rather than by its
+	// first update, so re-submitting the created object stays a no-op (api-rules §5.1).
+	if upgraded(vm, env) {
+		placeDevices(vm, nil, env)
+	}
 	return nil
 }
 

@@ -53,6 +53,9 @@ func (a *admission) admit(ctx context.Context, r *admitRequest) error {
 	model.ApplyDefaults(r.Kind.Kind, r.Obj) // D1: schema defaults
 	if d := a.defaulters[r.Kind.Kind]; d != nil {
 		if ferr := d(ctx, r); ferr != nil {
+			if ferr.Type == field.ErrorTypeInternal {
+				return fmt.Errorf("defaulting %s: %w", r.Kind.Kind, ferr)
+			}
 			return denied(r.groupKind(), r.Name, ferr)
 		}
 	}
@@ -65,7 +68,13 @@ func (a *admission) admit(ctx context.Context, r *admitRequest) error {
 		}
 	}
 	if v := a.validators[r.Kind.Kind]; v != nil {
-		if errs := v(ctx, r); len(errs) > 0 {
+		errs := v(ctx, r)
+		for _, e := range errs {
+			if e.Type == field.ErrorTypeInternal { // a lookup failed: the store's fault, not the caller's
+				return fmt.Errorf("validating %s: %w", r.Kind.Kind, e)
+			}
+		}
+		if len(errs) > 0 {
 			return invalid(r.groupKind(), r.Name, errs)
 		}
 	}

@@ -23,10 +23,9 @@ type NamespaceSettings = model.NamespaceSettings
 
 func newAdmission(rm *readmodel.Store, ns NamespaceSettings) *admission {
 	vm := &vmAdmission{rm: rm, ns: ns}
-	return &admission{
-		defaulters: map[string]defaulter{"VirtualMachine": vm.defaults},
-		validators: map[string]validator{"VirtualMachine": vm.validate},
-	}
+	defaulters, validators := kindRules()
+	defaulters["VirtualMachine"], validators["VirtualMachine"] = vm.defaults, vm.validate
+	return &admission{defaulters: defaulters, validators: validators}
 }
 
 // vmAdmission runs the model's VirtualMachine rules on typed objects.

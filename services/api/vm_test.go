@@ -33,6 +33,9 @@ spec:
 // UUIDs, the default NIC, IDE controllers and image resolution by display name.
 func TestVirtualMachineCreateDefaults(t *testing.T) {
 	g := startGateway(t, newStreams(t), t.TempDir())
+	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create storage class: %d %s", code, body)
+	}
 	if code, body := g.do("POST", images, adminToken, photonImage, "Content-Type", "application/yaml"); code != http.StatusCreated {
 		t.Fatalf("create image: %d %s", code, body)
 	}

@@ -23,8 +23,12 @@ func (s *server) create(c echo.Context, t target) error {
 	if err := identify(obj, &t); err != nil {
 		return err
 	}
+	dry, err := dryRun(c)
+	if err != nil {
+		return err
+	}
 	r := &admitRequest{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, User: userOf(c),
-		Privileged: s.auth.privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: isDryRun(c)}
+		Privileged: s.auth.privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: dry}
 	seq, err := s.createObject(c.Request().Context(), t, r)
 	setWarnings(c, r.Warnings)
 	if err != nil {
@@ -121,6 +125,10 @@ func (s *server) update(c echo.Context, t target) error {
 // nothing, and generation counts content changes.
 func (s *server) replace(c echo.Context, t target, obj map[string]any) error {
 	ctx := c.Request().Context()
+	dry, err := dryRun(c)
+	if err != nil {
+		return err
+	}
 	rec, old, found, err := s.specs.live(ctx, t)
 	if err != nil {
 		return err
@@ -139,7 +147,7 @@ func (s *server) replace(c echo.Context, t target, obj map[string]any) error {
 		}
 	}
 	r := &admitRequest{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, Old: old, User: userOf(c),
-		Privileged: s.auth.privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation")}
+		Privileged: s.auth.privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: dry}
 	if err := s.admit.admit(ctx, r); err != nil {
 		return err
 	}
@@ -161,7 +169,7 @@ func (s *server) replace(c echo.Context, t target, obj map[string]any) error {
 	if !sameContent(obj, old) {
 		metadata(obj)["generation"] = generation(old) + 1
 	}
-	if isDryRun(c) {
+	if dry {
 		return c.JSON(http.StatusOK, obj)
 	}
 	if equalObjects(obj, old) {
@@ -176,6 +184,10 @@ func (s *server) replace(c echo.Context, t target, obj map[string]any) error {
 
 func (s *server) delete(c echo.Context, t target) error {
 	ctx := c.Request().Context()
+	dry, err := deleteDryRun(c)
+	if err != nil {
+		return err
+	}
 	rec, obj, found, err := s.specs.live(ctx, t)
 	if err != nil {
 		return err
@@ -187,7 +199,7 @@ func (s *server) delete(c echo.Context, t target) error {
 	if _, deleting := m["deletionTimestamp"]; deleting {
 		return s.respondStored(c, t, rec.Seq, http.StatusOK)
 	}
-	if isDryRun(c) {
+	if dry {
 		return c.JSON(http.StatusOK, obj)
 	}
 	if len(finalizers(obj)) == 0 && len(t.Kind.Owners) == 0 {
@@ -219,8 +231,6 @@ func (s *server) respondStored(c echo.Context, t target, seq uint64, code int) e
 	}
 	return c.JSONBlob(code, obj.JSON)
 }
-
-func isDryRun(c echo.Context) bool { return c.QueryParam("dryRun") == "All" }
 
 // setWarnings sends admission warnings the way the apiserver does (kubectl prints them).
 func setWarnings(c echo.Context, warnings []string) {
