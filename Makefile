@@ -2,7 +2,7 @@
 MODULES := $(shell go list -f '{{.Dir}}' -m)
 ALL     := $(addsuffix /...,$(MODULES))
 
-.PHONY: run test bench vet tidy generate
+.PHONY: run test bench fuzz vet tidy generate
 
 run: ## everything in one process: embedded NATS, vcsim, services, API (https://127.0.0.1:8080)
 	go run ./stack
@@ -12,6 +12,13 @@ test: ## every test of every module
 
 bench: ## the benchmark figures
 	go test -run '^$$' -bench . -benchmem $(ALL)
+
+# `go test` (and so `make test`) replays the seed corpus and pkg/model/testdata/fuzz only;
+# this searches for new inputs. Keep a failing input's file from testdata/fuzz, and copy
+# interesting ones from $(go env GOCACHE)/fuzz into pkg/model/testdata/fuzz.
+FUZZTIME ?= 3m
+fuzz: ## search for admission bugs for FUZZTIME (default 3m); not part of make test
+	cd pkg && go test -run '^$$' -fuzz FuzzAdmitVirtualMachine -fuzztime $(FUZZTIME) ./model/
 
 vet:
 	go vet $(ALL)
