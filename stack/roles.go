@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,23 +26,40 @@ import (
 
 type jsFunc func(ctx context.Context, js jetstream.JetStream) error
 
+// serviceFunc runs one VirtualMachine service against NATS and the vCenter at vc (with
+// user:password).
+type serviceFunc func(ctx context.Context, js jetstream.JetStream, vc *url.URL) error
+
 // serviceRuns are the five VirtualMachine services by name.
-var serviceRuns = map[string]jsFunc{
-	model.ServicePlacement: func(ctx context.Context, js jetstream.JetStream) error {
-		return placement.Run(ctx, placement.Config{JetStream: js})
+var serviceRuns = map[string]serviceFunc{
+	model.ServicePlacement: func(ctx context.Context, js jetstream.JetStream, vc *url.URL) error {
+		return placement.Run(ctx, placement.Config{JetStream: js, VCenterURL: vc})
 	},
-	model.ServicePower: func(ctx context.Context, js jetstream.JetStream) error {
-		return power.Run(ctx, power.Config{JetStream: js})
+	model.ServicePower: func(ctx context.Context, js jetstream.JetStream, vc *url.URL) error {
+		return power.Run(ctx, power.Config{JetStream: js, VCenterURL: vc})
 	},
-	model.ServiceStorage: func(ctx context.Context, js jetstream.JetStream) error {
-		return storage.Run(ctx, storage.Config{JetStream: js})
+	model.ServiceStorage: func(ctx context.Context, js jetstream.JetStream, vc *url.URL) error {
+		return storage.Run(ctx, storage.Config{JetStream: js, VCenterURL: vc})
 	},
-	model.ServiceNetwork: func(ctx context.Context, js jetstream.JetStream) error {
-		return network.Run(ctx, network.Config{JetStream: js})
+	model.ServiceNetwork: func(ctx context.Context, js jetstream.JetStream, vc *url.URL) error {
+		return network.Run(ctx, network.Config{JetStream: js, VCenterURL: vc})
 	},
-	model.ServiceCrypto: func(ctx context.Context, js jetstream.JetStream) error {
-		return crypto.Run(ctx, crypto.Config{JetStream: js})
+	model.ServiceCrypto: func(ctx context.Context, js jetstream.JetStream, vc *url.URL) error {
+		return crypto.Run(ctx, crypto.Config{JetStream: js, VCenterURL: vc})
 	},
+}
+
+// withVCenter binds a service to the configured vCenter: VMOP_VCENTER_URL (with
+// VMOP_VCENTER_USER and _PASSWORD unless the URL carries credentials), or in "all" the
+// embedded vcsim.
+func withVCenter(f serviceFunc, c config) jsFunc {
+	return func(ctx context.Context, js jetstream.JetStream) error {
+		u, err := vcenterURL(c)
+		if err != nil {
+			return err
+		}
+		return f(ctx, js, u)
+	}
 }
 
 // roleFor returns what the binary runs for a role; "all" is every part in this process.
@@ -60,7 +78,7 @@ func roleFor(name string) (func(context.Context, config) error, bool) {
 	if !ok {
 		return nil, false
 	}
-	return func(ctx context.Context, c config) error { return withNATS(ctx, c, name, f) }, true
+	return func(ctx context.Context, c config) error { return withNATS(ctx, c, name, withVCenter(f, c)) }, true
 }
 
 // withNATS connects to VMOP_NATS_URL (roles other than "all" need an outside NATS).
@@ -95,6 +113,9 @@ func runAll(ctx context.Context, c config) error {
 		}
 		defer sim.Close()
 		c.VCenterURL = sim.URL.String()
+		if err := seedVCenter(ctx, c); err != nil {
+			return err
+		}
 		slog.Info("embedded vcsim", "url", (&url.URL{Scheme: sim.URL.Scheme, Host: sim.URL.Host, Path: sim.URL.Path}).String())
 	}
 	nc, js, err := connect(c.NATSURL, ns, "vmop")
@@ -107,7 +128,7 @@ func runAll(ctx context.Context, c config) error {
 	defer cancel(nil)
 	parts := []jsFunc{runAPIWith(c)}
 	for _, f := range serviceRuns {
-		parts = append(parts, f)
+		parts = append(parts, withVCenter(f, c))
 	}
 	errc := make(chan error, len(parts))
 	for _, p := range parts {
@@ -153,46 +174,82 @@ func runAPIWith(c config) jsFunc {
 		return api.Run(ctx, api.Config{
 			Addr: c.Addr, DataDir: filepath.Join(c.Data, "api"), Certs: certs, Tokens: tokens,
 			PrivilegedUsers: c.PrivilegedUsers, JetStream: js, Seed: seed,
-			Namespaces: api.NamespaceSettings{DefaultNetwork: inventory.DefaultNetwork},
+			Namespaces: api.NamespaceSettings{DefaultNetwork: inventory.DefaultNetwork, Zones: zoneNames()},
 		})
 	}
 }
 
-// inventoryObjects seeds vCenter (idempotent) and returns the API objects describing it;
-// none when no vCenter is configured.
+// inventoryObjects returns the API objects describing the vCenter inventory; none when no
+// vCenter is configured. Whoever runs vcsim seeds it (the "all" and "vcsim" roles), maybe
+// at the same time as this starts, so a missing inventory is waited for.
 func inventoryObjects(ctx context.Context, c config) ([]map[string]any, error) {
 	if c.VCenterURL == "" {
 		return nil, nil
 	}
-	client, login, err := vcenter(ctx, c)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		objs, err := readInventory(ctx, c)
+		if err == nil {
+			return objs, nil
+		}
+		slog.Info("waiting for the vCenter inventory", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("read inventory: %w", err)
+		case <-tick.C:
+		}
+	}
+}
+
+func readInventory(ctx context.Context, c config) ([]map[string]any, error) {
+	client, login, err := connectVCenter(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	defer client.Logout(context.Background())
-	if err := inventory.Seed(ctx, client, login); err != nil {
-		return nil, fmt.Errorf("seed vCenter: %w", err)
-	}
-	objs, err := inventory.Objects(ctx, client, login)
-	if err != nil {
-		return nil, fmt.Errorf("read inventory: %w", err)
-	}
-	return objs, nil
+	return inventory.Objects(ctx, client, login)
 }
 
-// vcenter logs in to VMOP_VCENTER_URL; the login is also what the vAPI (REST) side needs.
-func vcenter(ctx context.Context, c config) (*govmomi.Client, *url.Userinfo, error) {
-	u, err := url.Parse(c.VCenterURL)
+// seedVCenter builds the inventory in the configured vCenter (our vcsim); idempotent.
+func seedVCenter(ctx context.Context, c config) error {
+	client, login, err := connectVCenter(ctx, c)
 	if err != nil {
-		return nil, nil, fmt.Errorf("VMOP_VCENTER_URL: %w", err)
+		return err
 	}
-	if u.User == nil {
-		u.User = url.UserPassword(c.VCenterUser, c.VCenterPassword)
+	defer client.Logout(context.Background())
+	if err := inventory.Seed(ctx, client, login); err != nil {
+		return fmt.Errorf("seed vCenter: %w", err)
+	}
+	return nil
+}
+
+// connectVCenter logs in to VMOP_VCENTER_URL; the login is also what the vAPI (REST) side needs.
+func connectVCenter(ctx context.Context, c config) (*govmomi.Client, *url.Userinfo, error) {
+	u, err := vcenterURL(c)
+	if err != nil {
+		return nil, nil, err
 	}
 	client, err := govmomi.NewClient(ctx, u, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to vCenter %s: %w", u.Host, err)
 	}
 	return client, u.User, nil
+}
+
+// vcenterURL is VMOP_VCENTER_URL with the configured credentials unless it carries its own.
+func vcenterURL(c config) (*url.URL, error) {
+	if c.VCenterURL == "" {
+		return nil, errors.New("VMOP_VCENTER_URL is required for a single role")
+	}
+	u, err := url.Parse(c.VCenterURL)
+	if err != nil {
+		return nil, fmt.Errorf("VMOP_VCENTER_URL: %w", err)
+	}
+	if u.User == nil {
+		u.User = url.UserPassword(c.VCenterUser, c.VCenterPassword)
+	}
+	return u, nil
 }
 
 // runNATS is the NATS role for compose when no separate nats image is used.
@@ -214,12 +271,7 @@ func runVCSim(ctx context.Context, c config) error {
 	}
 	defer sim.Close()
 	c.VCenterURL = sim.URL.String()
-	client, login, err := vcenter(ctx, c)
-	if err != nil {
-		return err
-	}
-	defer client.Logout(context.Background())
-	if err := inventory.Seed(ctx, client, login); err != nil {
+	if err := seedVCenter(ctx, c); err != nil {
 		return err
 	}
 	slog.Info("vcsim ready", "addr", c.VCSimAddr)
@@ -234,4 +286,13 @@ func clientAddr(addr string) string {
 		return addr
 	}
 	return net.JoinHostPort("127.0.0.1", port)
+}
+
+// zoneNames are the zones a topology.kubernetes.io/zone label may name (ANN-8).
+func zoneNames() []string {
+	names := make([]string, len(inventory.Zones))
+	for i, z := range inventory.Zones {
+		names[i] = z.Name
+	}
+	return names
 }

@@ -42,16 +42,22 @@ func TestTraceFollowsRequestThroughNATS(t *testing.T) {
 		t.Fatalf("apply: %v\n%s", err, out)
 	}
 	placement := events.Durable(model.ServicePlacement)
-	s.eventually("placement's consume span in the POST's trace", func() bool {
+	s.eventually("placement's handling and its vCenter create call in the POST's trace", func() bool {
 		posts := map[trace.TraceID]bool{}
 		for _, sp := range spans.Ended() {
 			if sp.SpanKind() == trace.SpanKindServer && hasAttr(sp.Attributes(), "http.request.method", "POST") {
 				posts[sp.SpanContext().TraceID()] = true
 			}
 		}
+		consumes := map[trace.SpanID]bool{} // placement's consume spans in a POST's trace
 		for _, sp := range spans.Ended() {
 			if sp.SpanKind() == trace.SpanKindConsumer && hasAttr(sp.Attributes(), "messaging.consumer.group.name", placement) &&
 				posts[sp.SpanContext().TraceID()] {
+				consumes[sp.SpanContext().SpanID()] = true
+			}
+		}
+		for _, sp := range spans.Ended() {
+			if sp.Name() == "vcenter DeployLibraryItem" && consumes[sp.Parent().SpanID()] {
 				return true
 			}
 		}

@@ -1,31 +1,61 @@
 // Package crypto encrypts a VirtualMachine as its encryption class asks and reports its crypto state.
 //
-// Run is the whole service; the stack binary wires it with configuration.
+// In this release the service observes: once placement reports the vSphere VM created, it
+// reports status.crypto (what is encrypted and with which key, whether the VM has a virtual
+// TPM) and the condition VirtualMachineEncryptionSynced, which is True when nothing asks for
+// encryption (no spec.crypto.encryptionClassName, no encryption storage class) or the VM
+// is encrypted already, and False with reason InvalidState otherwise: vmop does not encrypt
+// VMs yet. Run is the whole service; the stack binary wires it with configuration.
 package crypto
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"net/url"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // Config is what the service needs.
 type Config struct {
 	JetStream jetstream.JetStream
+	// VCenterURL is the vCenter SDK endpoint with credentials (user:password).
+	VCenterURL *url.URL
+	Logger     *slog.Logger // slog.Default() when nil
 }
+
+// resync re-reads every VM this often: a VM encrypted in vCenter announces nothing.
+const resync = 5 * time.Minute
 
 // Run reconciles VirtualMachines until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
+	if cfg.VCenterURL == nil {
+		return errors.New("crypto: no vCenter URL configured")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	vc, err := vcenter.Connect(ctx, cfg.VCenterURL)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = vc.Logout(ctx)
+	}()
+	h := &handler{js: cfg.JetStream, vc: vc, now: time.Now}
 	return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
 		Service: model.ServiceCrypto, Plural: "virtualmachines", Workers: 8,
-	}, reconcileVM)
-}
-
-// reconcileVM reports that the service has seen the VM's generation and, when the VM is
-// being deleted, that it holds nothing back. The vCenter work arrives with the pipeline.
-func reconcileVM(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
-	return reconcile.Result{Released: o.Deleting()}, nil
+		Inputs:  []string{model.ServicePlacement},
+		Related: []string{"storageclasses"},
+		Resync:  resync,
+		Logger:  cfg.Logger,
+	}, h.reconcile)
 }

@@ -1,31 +1,111 @@
 // Package network gives a VirtualMachine its network interfaces, addresses and guest bootstrap data.
 //
-// Run is the whole service; the stack binary wires it with configuration.
+// Once placement reports the vSphere VM created, the service makes the VM's network
+// adapters match spec.network.interfaces (adapter types from the class ConfigSpec, then
+// VirtualVmxnet3; each on its named network), gives every interface an address (static
+// from the spec, DHCP, or one claimed from the network's pool, see ipam.go), reports
+// status.network (the intended guest configuration, the adapters, the primary IPv4
+// address) and delivers cloud-init data through the guestinfo ExtraConfig keys before the
+// VM first powers on. Its conditions are VirtualMachineNetworkReady and
+// VirtualMachineBootstrapReady. Run is the whole service; the stack binary wires it with
+// configuration.
 package network
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"net/url"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // Config is what the service needs.
 type Config struct {
 	JetStream jetstream.JetStream
+	// VCenterURL is the vCenter SDK endpoint with credentials (user:password).
+	VCenterURL *url.URL
+	Logger     *slog.Logger // slog.Default() when nil
+
+	// Pools are the IPv4 address pools by network name: an interface on such a network
+	// that sets neither addresses nor DHCP gets an address of the pool, and the pool's
+	// first address as gateway. Interfaces on other networks are configured by DHCP.
+	// Pools must not overlap. nil means DefaultPools().
+	Pools map[string]netip.Prefix
+	// Nameservers and SearchDomains are the guest's DNS settings when spec.network gives
+	// none (the role of VM Operator's ConfigMap in the seed's table). nil means
+	// DefaultNameservers and no search domains.
+	Nameservers   []string
+	SearchDomains []string
 }
+
+// DefaultNameservers are the DNS servers guests get when neither the spec nor the
+// configuration names any (those of the seed document's example).
+var DefaultNameservers = []string{"8.8.8.8", "8.8.4.4"}
+
+// DefaultPools gives the i-th network of the seeded inventory the pool 192.168.<i>.0/24:
+// "VM Network" 192.168.0.0/24 (gateway 192.168.0.1), "workload-network" 192.168.1.0/24.
+func DefaultPools() map[string]netip.Prefix {
+	pools := make(map[string]netip.Prefix, len(inventory.Networks))
+	for i, n := range inventory.Networks {
+		pools[n.Name] = netip.PrefixFrom(netip.AddrFrom4([4]byte{192, 168, byte(i), 0}), 24)
+	}
+	return pools
+}
+
+// resync re-reads every VM this often, for changes no event announces (an adapter
+// removed in vCenter).
+const resync = 5 * time.Minute
 
 // Run reconciles VirtualMachines until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
+	if cfg.VCenterURL == nil {
+		return errors.New("network: no vCenter URL configured")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Pools == nil {
+		cfg.Pools = DefaultPools()
+	}
+	if cfg.Nameservers == nil {
+		cfg.Nameservers = DefaultNameservers
+	}
+	pools, err := newPools(cfg.Pools)
+	if err != nil {
+		return fmt.Errorf("network: %w", err)
+	}
+	kv, err := events.IPAM(ctx, cfg.JetStream)
+	if err != nil {
+		return fmt.Errorf("network: %w", err)
+	}
+	vc, err := vcenter.Connect(ctx, cfg.VCenterURL)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = vc.Logout(ctx)
+	}()
+	h := &handler{
+		js: cfg.JetStream, vc: vc, ipam: &allocator{kv: kv, pools: pools}, now: time.Now,
+		dns: dnsDefaults{nameservers: cfg.Nameservers, searchDomains: cfg.SearchDomains},
+	}
 	return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
 		Service: model.ServiceNetwork, Plural: "virtualmachines", Workers: 8,
-	}, reconcileVM)
-}
-
-// reconcileVM reports that the service has seen the VM's generation and, when the VM is
-// being deleted, that it holds nothing back. The vCenter work arrives with the pipeline.
-func reconcileVM(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
-	return reconcile.Result{Released: o.Deleting()}, nil
+		Inputs:  []string{model.ServicePlacement},
+		Related: []string{"virtualmachineclasses"},
+		Resync:  resync,
+		Logger:  cfg.Logger,
+	}, h.reconcile)
 }

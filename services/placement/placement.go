@@ -1,31 +1,91 @@
-// Package placement chooses where a VirtualMachine runs (zone, host, datastore), creates it in vCenter from its image and class, and destroys it on delete.
+// Package placement chooses where a VirtualMachine runs (zone, host, datastore), creates it
+// in vCenter from its image and class, and destroys it on delete.
 //
-// Run is the whole service; the stack binary wires it with configuration.
+// Run is the whole service; the stack binary wires it with configuration. One reconcile
+// resolves the class and the image, places the VM, deploys it powered off from the content
+// library (or creates it empty for an ISO image) and reports the placement slice of .status;
+// every step first looks at vCenter, so a redelivered or repeated reconcile finds the VM
+// the earlier one made instead of making another.
 package placement
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
 )
 
 // Config is what the service needs.
 type Config struct {
-	JetStream jetstream.JetStream
+	JetStream  jetstream.JetStream
+	VCenterURL *url.URL // the SDK endpoint with user:password
+	Logger     *slog.Logger
 }
+
+// Plurals of the kinds the service reads.
+const (
+	pluralVMs           = "virtualmachines"
+	pluralClasses       = "virtualmachineclasses"
+	pluralImages        = "virtualmachineimages"
+	pluralClusterImages = "clustervirtualmachineimages"
+)
+
+const (
+	workers = 8
+	// resyncEvery re-reconciles every VM for what no event announces: an image's status
+	// arriving after its spec, a VM changed in vCenter, a retry the related fan-out dropped.
+	resyncEvery = time.Minute
+	// createGrace is how long a create recorded in the previous slice (Created False
+	// Creating) whose VM cannot be found is trusted to still be starting in vCenter before
+	// it is issued again. It only has to cover the start of a deploy: the VM appears (by
+	// name, in its namespace folder) as soon as vCenter imports it, and a real vCenter
+	// refuses a second VM of that name there anyway.
+	createGrace = 15 * time.Second
+)
 
 // Run reconciles VirtualMachines until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
-		Service: model.ServicePlacement, Plural: "virtualmachines", Workers: 8,
-	}, reconcileVM)
-}
+	if cfg.VCenterURL == nil {
+		return errors.New("placement: no vCenter URL")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	vc, err := openSession(ctx, cfg.VCenterURL)
+	if err != nil {
+		return fmt.Errorf("placement: %w", err)
+	}
+	defer vc.close()
+	if err := events.Setup(ctx, cfg.JetStream); err != nil {
+		return fmt.Errorf("placement: set up streams: %w", err)
+	}
+	r := newReconciler(cfg.JetStream, vc)
+	rc := reconcile.Config{
+		Service: model.ServicePlacement, Plural: pluralVMs, Workers: workers,
+		Related: []string{pluralClasses, pluralImages, pluralClusterImages},
+		Resync:  resyncEvery, Logger: cfg.Logger,
+	}
+	trig := reconcile.NewTrigger(cfg.JetStream, rc, r.reconcile)
 
-// reconcileVM reports that the service has seen the VM's generation and, when the VM is
-// being deleted, that it holds nothing back. The vCenter work arrives with the pipeline.
-func reconcileVM(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
-	return reconcile.Result{Released: o.Deleting()}, nil
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	go func() { errc <- reconcile.Run(ctx, cfg.JetStream, rc, trig.Func()) }()
+	go func() { errc <- watchImageStatus(ctx, cfg.JetStream, trig) }()
+	var first error
+	for range 2 {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+			cancel()
+		}
+	}
+	return first
 }

@@ -1,31 +1,60 @@
 // Package storage brings a VirtualMachine's controllers, disks and volumes in line with its spec and reports them in status.
 //
-// Run is the whole service; the stack binary wires it with configuration.
+// Once placement reports the vSphere VM created, the service adds the storage controllers
+// spec.hardware names and the VM lacks, and reports status.volumes (the VM's disks),
+// status.hardware.controllers, status.storage (the quota accounting of api-rules §3) and the
+// condition VirtualMachineStorageReady. Run is the whole service; the stack binary wires it
+// with configuration.
 package storage
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"net/url"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // Config is what the service needs.
 type Config struct {
 	JetStream jetstream.JetStream
+	// VCenterURL is the vCenter SDK endpoint with credentials (user:password).
+	VCenterURL *url.URL
+	Logger     *slog.Logger // slog.Default() when nil
 }
+
+// resync re-reads every VM this often: disk usage grows without any event announcing it.
+const resync = 5 * time.Minute
 
 // Run reconciles VirtualMachines until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
+	if cfg.VCenterURL == nil {
+		return errors.New("storage: no vCenter URL configured")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	vc, err := vcenter.Connect(ctx, cfg.VCenterURL)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = vc.Logout(ctx)
+	}()
+	h := &handler{js: cfg.JetStream, vc: vc, now: time.Now}
 	return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
 		Service: model.ServiceStorage, Plural: "virtualmachines", Workers: 8,
-	}, reconcileVM)
-}
-
-// reconcileVM reports that the service has seen the VM's generation and, when the VM is
-// being deleted, that it holds nothing back. The vCenter work arrives with the pipeline.
-func reconcileVM(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
-	return reconcile.Result{Released: o.Deleting()}, nil
+		Inputs:  []string{model.ServicePlacement},
+		Related: []string{"storageclasses"},
+		Resync:  resync,
+		Logger:  cfg.Logger,
+	}, h.reconcile)
 }

@@ -1,0 +1,34 @@
+package events
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// BucketIPAM is the key-value bucket in which the network service claims IP addresses:
+// one key per address (e.g. "192.168.0.7"), whose value names the holder. Creating a key
+// fails when it exists, so two reconciles (or two replicas) never hand out the same
+// address, and a holder that finds its own claim after a crash keeps it.
+const BucketIPAM = "vmop-ipam"
+
+// IPAM opens the address bucket, creating or updating it first; opts are those of [Setup]
+// (WithReplicas).
+func IPAM(ctx context.Context, js jetstream.JetStream, opts ...SetupOption) (jetstream.KeyValue, error) {
+	o := setupOptions{replicas: 1}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      BucketIPAM,
+		Description: "vmop IP address claims of the network service: address -> holder",
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    o.replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("set up bucket %s: %w", BucketIPAM, err)
+	}
+	return kv, nil
+}

@@ -1,0 +1,197 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vmop/vmop/pkg/events"
+)
+
+// Trigger runs reconciles that no stream announces, e.g. a vCenter watch seeing a VM
+// powered off behind the service's back, through the same path as Run: latest spec and
+// slices in, the service's whole slice out.
+//
+// Run's per-object queue does not see these reconciles, so the service gives Run
+// [Trigger.Func] instead of its own Func: both paths then take the same per-object lock and
+// an object is never reconciled twice at the same time, nor acted on with an older spec
+// than the reconcile before. One gap remains: Run publishes its slice just after the lock
+// is released, so a triggered reconcile can publish first and Run's slice, read a moment
+// earlier, lands last; the next trigger, input or resync replaces it.
+type Trigger struct {
+	js    jetstream.JetStream
+	cfg   Config
+	f     Func
+	q     *events.KeyedQueue
+	locks objectLocks
+	jobs  sync.WaitGroup // requested reconciles not finished yet
+
+	mu      sync.Mutex
+	waiting map[string]bool // objects with a requested reconcile that has not read them yet
+}
+
+// NewTrigger prepares triggered reconciles of cfg's objects with f; cfg is the Config
+// given to Run.
+func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Trigger{
+		js: js, cfg: cfg, f: f,
+		q:       events.NewKeyedQueue(max(cfg.Workers, 1)),
+		locks:   objectLocks{held: map[string]*objectLock{}},
+		waiting: map[string]bool{},
+	}
+}
+
+// Func is the Func to give Run: f, holding the object's lock. Run read the object before
+// the lock was free, and a triggered reconcile may have acted on a newer spec meanwhile, so
+// f never gets an older spec than the reconcile before it did: a spec changed since (e.g.
+// annotations) is read again, and one of a newer generation, which Run's slice could not be
+// labelled with, fails this reconcile with [ErrSuperseded] for a retry; the newer record's
+// own message is then already queued behind it.
+func (t *Trigger) Func() Func {
+	return func(ctx context.Context, o Object) (Result, error) {
+		unlock := t.locks.lock(events.SpecSubject(o.Ref))
+		defer unlock()
+		latest, err := events.LastSpec(ctx, t.js, o.Ref)
+		if err != nil {
+			return Result{}, fmt.Errorf("read spec of %s: %w", o.Ref, err)
+		}
+		if latest.Seq == o.Spec.Seq {
+			return t.f(ctx, o)
+		}
+		fresh, found, err := readObject(ctx, t.js, t.cfg, o.Ref)
+		switch {
+		case err != nil:
+			return Result{}, err
+		case !found || fresh.Meta.UID != o.Meta.UID || fresh.Meta.Generation != o.Meta.Generation:
+			return Result{}, fmt.Errorf("%s: %w", o.Ref, ErrSuperseded)
+		}
+		return t.f(ctx, fresh)
+	}
+}
+
+// ErrSuperseded fails a reconcile whose object was replaced (a newer generation, deleted,
+// recreated) while it waited for the object's lock; it is retried like any failure.
+var ErrSuperseded = errors.New("superseded while waiting for the object's lock")
+
+// Request queues a reconcile of ref and returns at once. Requests for an object whose
+// reconcile has not read it yet collapse into that one; a request made while one runs
+// queues one more, since the change it announces may have come after that one's reading.
+// Failures are logged: the loop's resync retries them.
+func (t *Trigger) Request(ctx context.Context, ref events.Ref) {
+	key := events.SpecSubject(ref)
+	t.mu.Lock()
+	if t.waiting[key] {
+		t.mu.Unlock()
+		return
+	}
+	t.waiting[key] = true
+	t.mu.Unlock()
+	t.jobs.Add(1)
+	t.q.Do(key, func() {
+		defer t.jobs.Done()
+		unlock := t.locks.lock(key)
+		defer unlock()
+		t.mu.Lock()
+		delete(t.waiting, key) // from here on the object is read: later requests need a new run
+		t.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		l := &loop{js: t.js, cfg: t.cfg, f: t.f}
+		if err := l.reconcile(ctx, ref); err != nil && ctx.Err() == nil {
+			t.cfg.Logger.Warn("triggered reconcile", "service", t.cfg.Service, "object", ref.String(), "err", err)
+		}
+	})
+}
+
+// Wait returns once every requested reconcile has finished; after the context given to
+// Request ends, they finish at once.
+func (t *Trigger) Wait() { t.jobs.Wait() }
+
+// RequestAll requests a reconcile of every object of the kind, e.g. after a watch was
+// interrupted and may have missed changes.
+func (t *Trigger) RequestAll(ctx context.Context) error {
+	subjects, err := events.Subjects(ctx, t.js, events.StreamSpecs, events.SpecFilter(t.cfg.Plural))
+	if err != nil {
+		return err
+	}
+	for _, subj := range subjects {
+		if ref, err := events.ParseSpecSubject(subj); err == nil {
+			t.Request(ctx, ref)
+		}
+	}
+	return nil
+}
+
+// objectLocks is one mutex per object, kept only while someone holds or waits for it.
+type objectLocks struct {
+	mu   sync.Mutex
+	held map[string]*objectLock
+}
+
+type objectLock struct {
+	mu    sync.Mutex
+	users int
+}
+
+// lock takes key's lock and returns its release.
+func (l *objectLocks) lock(key string) (unlock func()) {
+	l.mu.Lock()
+	ol := l.held[key]
+	if ol == nil {
+		ol = &objectLock{}
+		l.held[key] = ol
+	}
+	ol.users++
+	l.mu.Unlock()
+	ol.mu.Lock()
+	return func() {
+		ol.mu.Unlock()
+		l.mu.Lock()
+		if ol.users--; ol.users == 0 {
+			delete(l.held, key)
+		}
+		l.mu.Unlock()
+	}
+}
+
+// readObject reads ref's latest spec and the slices of the service and its inputs as Run
+// does; found is false for a missing object or a tombstone.
+func readObject(ctx context.Context, js jetstream.JetStream, cfg Config, ref events.Ref) (o Object, found bool, err error) {
+	rec, err := events.LastSpec(ctx, js, ref)
+	if errors.Is(err, events.ErrNotFound) {
+		return Object{}, false, nil
+	}
+	if err != nil {
+		return Object{}, false, fmt.Errorf("read spec of %s: %w", ref, err)
+	}
+	if rec.Op == events.OpDelete {
+		return Object{}, false, nil
+	}
+	var head struct{ Metadata Meta }
+	if err := json.Unmarshal(rec.Body, &head); err != nil {
+		return Object{}, false, fmt.Errorf("%w: decode spec of %s: %v", events.ErrPermanent, ref, err)
+	}
+	o = Object{Ref: ref, Spec: rec, Meta: head.Metadata, Slices: map[string]events.Slice{}}
+	for _, svc := range append([]string{cfg.Service}, cfg.Inputs...) {
+		st, err := events.LastStatus(ctx, js, ref, svc)
+		if errors.Is(err, events.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return Object{}, false, fmt.Errorf("read %s status of %s: %w", svc, ref, err)
+		}
+		if st.Slice.UID == o.Meta.UID {
+			o.Slices[svc] = st.Slice
+		}
+	}
+	return o, true, nil
+}

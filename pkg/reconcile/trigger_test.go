@@ -1,0 +1,213 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/events/eventstest"
+)
+
+var triggerRef = events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: "vm.one"}
+
+// probe is a Func that records its calls, measures how many run at once and, while
+// blocked is set, holds each call until released.
+type probe struct {
+	mu                sync.Mutex
+	calls, inside, hi int
+	generations       []int64
+	entered           chan struct{}
+	release           chan struct{}
+}
+
+func newProbe() *probe {
+	return &probe{entered: make(chan struct{}, 100), release: make(chan struct{})}
+}
+
+func (p *probe) f(ctx context.Context, o Object) (Result, error) {
+	p.mu.Lock()
+	p.calls++
+	p.inside++
+	p.hi = max(p.hi, p.inside)
+	p.generations = append(p.generations, o.Meta.Generation)
+	p.mu.Unlock()
+	p.entered <- struct{}{}
+	select {
+	case <-p.release:
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	p.inside--
+	p.mu.Unlock()
+	return Result{Status: map[string]any{"generation": o.Meta.Generation}}, nil
+}
+
+func (p *probe) snapshot() (calls, hi int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls, p.hi
+}
+
+// A triggered reconcile waits for the loop's reconcile of the same object to finish,
+// and requests made while one waits collapse into it.
+func TestTriggerSerialisesWithRunAndCoalesces(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	p := newProbe()
+	cfg := Config{Service: "power", Plural: "virtualmachines", Workers: 4}
+	tr := NewTrigger(js, cfg, p.f)
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, js, cfg, tr.Func()) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+
+	seq, err := events.AppendSpec(ctx, js, triggerRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitEntered(t, p) // the loop's reconcile holds the object's lock
+	for range 10 {
+		tr.Request(ctx, triggerRef)
+	}
+	waitUntil(t, "the triggered reconcile waits for the lock", func() bool {
+		tr.locks.mu.Lock()
+		defer tr.locks.mu.Unlock()
+		l := tr.locks.held[events.SpecSubject(triggerRef)]
+		return l != nil && l.users == 2
+	})
+	close(p.release) // from now on calls return at once
+	waitUntil(t, "the ten requests reconciled", func() bool { calls, _ := p.snapshot(); return calls >= 2 })
+
+	// A request after a newer spec is queued behind everything requested before it.
+	if _, err := events.AppendSpec(ctx, js, triggerRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":2}}`), seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	tr.Request(ctx, triggerRef)
+	waitSlice(t, js, triggerRef, `{"generation":2}`)
+	waitUntil(t, "the triggered reconcile of generation 2", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		n := 0
+		for _, g := range p.generations {
+			if g == 2 {
+				n++
+			}
+		}
+		return n == 2 // the loop's and the trigger's
+	})
+	calls, hi := p.snapshot()
+	if hi != 1 {
+		t.Errorf("%d reconciles of one object ran at once, want 1", hi)
+	}
+	if calls != 4 {
+		t.Errorf("reconciled %d times (generations %v), want 4: the loop twice, the ten requests as one, the last request", calls, p.generations)
+	}
+}
+
+// RequestAll reconciles every object of the kind.
+func TestTriggerRequestAll(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	refs := []events.Ref{triggerRef, {Plural: "virtualmachines", Namespace: "other", Name: "two"}}
+	for i, ref := range refs {
+		body := `{"metadata":{"uid":"u` + string(rune('1'+i)) + `","generation":3}}`
+		if _, err := events.AppendSpec(ctx, js, ref, events.OpPut, []byte(body), 0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := newProbe()
+	close(p.release)
+	tr := NewTrigger(js, Config{Service: "power", Plural: "virtualmachines"}, p.f)
+	if err := tr.RequestAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range refs {
+		waitSlice(t, js, ref, `{"generation":3}`)
+	}
+}
+
+func waitEntered(t *testing.T, p *probe) {
+	t.Helper()
+	select {
+	case <-p.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no reconcile before the deadline")
+	}
+}
+
+func waitSlice(t *testing.T, js jetstream.JetStream, ref events.Ref, status string) {
+	t.Helper()
+	waitUntil(t, "power's slice "+status+" of "+ref.String(), func() bool {
+		rec, err := events.LastStatus(t.Context(), js, ref, "power")
+		return err == nil && string(rec.Slice.Status) == status
+	})
+}
+
+func waitUntil(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not before the deadline", what)
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval of a deadline-bounded wait
+	}
+}
+
+// Func hands f the latest spec when the one Run read has been replaced meanwhile by one of
+// the same generation, and refuses (for a retry) when it is of a newer generation or gone.
+func TestTriggerFuncRereadsAReplacedSpec(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	cfg := Config{Service: "power", Plural: "virtualmachines", Inputs: []string{"placement"}}
+	var seq uint64
+	put := func(op, body string) {
+		t.Helper()
+		var err error
+		if seq, err = events.AppendSpec(ctx, js, triggerRef, op, []byte(body), seq, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(events.OpPut, `{"metadata":{"uid":"u1","generation":1}}`)
+	stale, found, err := readObject(ctx, js, cfg, triggerRef)
+	if err != nil || !found {
+		t.Fatalf("readObject = %v, %v", found, err)
+	}
+	var seen []Object
+	f := func(_ context.Context, o Object) (Result, error) { seen = append(seen, o); return Result{}, nil }
+	call := func() error {
+		seen = nil
+		_, err := NewTrigger(js, cfg, f).Func()(ctx, stale)
+		return err
+	}
+
+	put(events.OpPut, `{"metadata":{"uid":"u1","generation":1,"annotations":{"a":"b"}}}`)
+	if _, err := events.PublishStatus(ctx, js, triggerRef, events.Slice{Service: "placement", UID: "u1", Generation: 1, Status: []byte(`{"uniqueID":"vm-7"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := call(); err != nil {
+		t.Fatalf("Func: %v", err)
+	}
+	if len(seen) != 1 || seen[0].Spec.Seq != seq || seen[0].Meta.Annotations["a"] != "b" || string(seen[0].Slices["placement"].Status) != `{"uniqueID":"vm-7"}` {
+		t.Errorf("f saw %+v, want the record at seq %d with placement's slice", seen, seq)
+	}
+
+	for _, tt := range []struct{ name, op, body string }{
+		{"newer generation", events.OpPut, `{"metadata":{"uid":"u1","generation":2}}`},
+		{"deleted", events.OpDelete, `{"metadata":{"uid":"u1","generation":2}}`},
+	} {
+		put(tt.op, tt.body)
+		if err := call(); !errors.Is(err, ErrSuperseded) || len(seen) != 0 {
+			t.Errorf("%s: err %v, %d calls; want ErrSuperseded and no call", tt.name, err, len(seen))
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package vcenter_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+// AwaitTasks returns only once a reconfigure started by someone else has finished, so
+// the caller reads its result.
+func TestAwaitTasks(t *testing.T) {
+	m := simulator.VPX()
+	defer m.Remove()
+	if err := m.Create(); err != nil {
+		t.Fatal(err)
+	}
+	s := m.Service.NewServer()
+	defer s.Close()
+	ctx := t.Context()
+	c, err := vcenter.Connect(ctx, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vms, err := find.NewFinder(c.Client, true).VirtualMachineList(ctx, "/...")
+	if err != nil || len(vms) == 0 {
+		t.Fatalf("simulator VMs: %v", err)
+	}
+	vm := vms[0]
+	if err := vcenter.AwaitTasks(ctx, c.Client, vm.Reference()); err != nil {
+		t.Fatalf("AwaitTasks with nothing running: %v", err)
+	}
+
+	// vcsim's task delay is process-wide (notes P15): only this test reconfigures.
+	// LockHandoff 0: the VM stays readable while the task sleeps (notes §4.2).
+	simulator.TaskDelay.MethodDelay = map[string]int{"ReconfigVm": 300, "LockHandoff": 0}
+	defer func() { simulator.TaskDelay.MethodDelay = nil }()
+	if _, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{Annotation: "changed"}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := vcenter.AwaitTasks(ctx, c.Client, vm.Reference()); err != nil {
+		t.Fatal(err)
+	}
+	var got mo.VirtualMachine
+	if err := vm.Properties(ctx, vm.Reference(), []string{"config.annotation"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Config == nil || got.Config.Annotation != "changed" {
+		t.Errorf("after AwaitTasks (%v) the config is %+v: the reconfigure had not finished", time.Since(start), got.Config)
+	}
+}
+
+// A failed task and a SOAP fault are vCenter's answer; an unreachable vCenter is not.
+func TestIsFault(t *testing.T) {
+	m := simulator.VPX()
+	defer m.Remove()
+	if err := m.Create(); err != nil {
+		t.Fatal(err)
+	}
+	s := m.Service.NewServer()
+	defer s.Close()
+	ctx := t.Context()
+	c, err := vcenter.Connect(ctx, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vms, err := find.NewFinder(c.Client, true).VirtualMachineList(ctx, "/...")
+	if err != nil || len(vms) == 0 {
+		t.Fatalf("simulator VMs: %v", err)
+	}
+	vm := vms[0]
+	// Powering on a VM that is on (vcsim starts its VMs) fails in the task.
+	task, err := vm.PowerOn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	taskErr := task.Wait(ctx)
+	// Reading a VM that does not exist is a SOAP fault.
+	gone := object.NewVirtualMachine(c.Client, types.ManagedObjectReference{Type: "VirtualMachine", Value: "vm-404"})
+	var mvm mo.VirtualMachine
+	soapErr := gone.Properties(ctx, gone.Reference(), []string{"name"}, &mvm)
+
+	unreachable := *s.URL
+	unreachable.Host = "127.0.0.1:1"
+	_, dialErr := vcenter.Connect(ctx, &unreachable)
+
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"failed task", taskErr, true},
+		{"wrapped failed task", fmt.Errorf("power on: %w", taskErr), true},
+		{"soap fault", fmt.Errorf("read: %w", soapErr), true},
+		{"unreachable", dialErr, false},
+		{"other", errors.New("boom"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.err == nil && tt.want {
+				t.Fatal("the setup produced no error")
+			}
+			if got := vcenter.IsFault(tt.err); got != tt.want {
+				t.Errorf("IsFault(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,159 @@
+package network
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The address allocator. Each network with a pool hands out the pool's host addresses
+// except the first (the gateway): in a /24, .2 to .254. An interface's address is found
+// deterministically: the candidates are, in order, the address the interface held in the
+// service's previous slice, then the pool's addresses starting at an offset given by a
+// hash of "<vm uid>/<interface name>" and wrapping around. The first candidate that can
+// be claimed is taken. A claim is a key in the IPAM bucket (events.BucketIPAM) named by
+// the address and holding "<vm uid>/<interface name>": creating it fails when the key
+// exists, so concurrent reconciles and replicas never share an address, and a holder
+// that finds its own claim (a redelivery, a crash before its slice was published) keeps
+// it. Deleting the VM releases its claims. vcsim guests report no address, so the claimed
+// one is also what status.network.primaryIP4 shows.
+
+// pool is one network's address pool.
+type pool struct {
+	prefix  netip.Prefix
+	gateway netip.Addr
+	first   netip.Addr // first address handed out
+	size    uint64     // number of addresses handed out
+}
+
+func newPools(in map[string]netip.Prefix) (map[string]pool, error) {
+	out := make(map[string]pool, len(in))
+	names := make([]string, 0, len(in))
+	for name := range in {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		p := in[name].Masked()
+		if !p.Addr().Is4() || p.Bits() > 29 {
+			return nil, fmt.Errorf("pool of network %q: %s is not an IPv4 prefix of at least 8 addresses", name, in[name])
+		}
+		for _, other := range names[:i] {
+			if p.Overlaps(in[other]) {
+				return nil, fmt.Errorf("pools of networks %q and %q overlap", other, name)
+			}
+		}
+		gw := p.Addr().Next()
+		out[name] = pool{prefix: p, gateway: gw, first: gw.Next(), size: uint64(1)<<(32-p.Bits()) - 3}
+	}
+	return out, nil
+}
+
+// at is the i-th address handed out.
+func (p pool) at(i uint64) netip.Addr {
+	b := p.first.As4()
+	n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	n += uint32(i)
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+}
+
+// contains tells whether a is one of the addresses the pool hands out.
+func (p pool) contains(a netip.Addr) bool {
+	return p.prefix.Contains(a) && a.Compare(p.first) >= 0 && a.Compare(p.at(p.size-1)) <= 0
+}
+
+// errPoolExhausted: every address of the pool is held by others.
+var errPoolExhausted = errors.New("address pool exhausted")
+
+// allocator claims addresses in the IPAM bucket.
+type allocator struct {
+	kv    jetstream.KeyValue
+	pools map[string]pool
+}
+
+// holder is the claim value of an interface.
+func holder(uid, iface string) string { return uid + "/" + iface }
+
+// claim returns the address of the holder in p, trying prev (the address it held
+// before, if any) first.
+func (a *allocator) claim(ctx context.Context, p pool, holder string, prev netip.Addr) (netip.Addr, error) {
+	if prev.IsValid() && p.contains(prev) {
+		ok, err := a.take(ctx, prev, holder)
+		if err != nil || ok {
+			return prev, err
+		}
+	}
+	h := fnv.New64a()
+	h.Write([]byte(holder))
+	start := h.Sum64() % p.size
+	for i := range p.size {
+		addr := p.at((start + i) % p.size)
+		ok, err := a.take(ctx, addr, holder)
+		if err != nil {
+			return netip.Addr{}, err
+		}
+		if ok {
+			return addr, nil
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("%w: %s", errPoolExhausted, p.prefix)
+}
+
+// take claims addr for holder; false when another holder has it.
+func (a *allocator) take(ctx context.Context, addr netip.Addr, holder string) (bool, error) {
+	key := addr.String()
+	_, err := a.kv.Create(ctx, key, []byte(holder))
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) && !isWrongRevision(err) {
+		return false, fmt.Errorf("claim %s: %w", key, err)
+	}
+	e, err := a.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return a.take(ctx, addr, holder) // released meanwhile
+	}
+	if err != nil {
+		return false, fmt.Errorf("read claim %s: %w", key, err)
+	}
+	return string(e.Value()) == holder, nil
+}
+
+// release gives up every address held by the VM uid.
+func (a *allocator) release(ctx context.Context, uid string) error {
+	w, err := a.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return fmt.Errorf("read claims: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	var mine []jetstream.KeyValueEntry
+	for e := range w.Updates() {
+		if e == nil {
+			break // the current values have all been delivered
+		}
+		if strings.HasPrefix(string(e.Value()), uid+"/") {
+			mine = append(mine, e)
+		}
+	}
+	for _, e := range mine {
+		err := a.kv.Delete(ctx, e.Key(), jetstream.LastRevision(e.Revision()))
+		if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) && !isWrongRevision(err) {
+			return fmt.Errorf("release %s: %w", e.Key(), err)
+		}
+	}
+	return nil
+}
+
+// isWrongRevision: the key changed since it was read (another claim or release got there
+// first).
+func isWrongRevision(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}

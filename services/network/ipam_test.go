@@ -1,0 +1,103 @@
+package network
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/events/eventstest"
+)
+
+func TestNewPools(t *testing.T) {
+	tests := []struct {
+		name  string
+		pools map[string]netip.Prefix
+		ok    bool
+	}{
+		{"defaults", DefaultPools(), true},
+		{"overlap", map[string]netip.Prefix{"a": netip.MustParsePrefix("10.0.0.0/16"), "b": netip.MustParsePrefix("10.0.1.0/24")}, false},
+		{"ipv6", map[string]netip.Prefix{"a": netip.MustParsePrefix("fd00::/64")}, false},
+		{"too small", map[string]netip.Prefix{"a": netip.MustParsePrefix("10.0.0.0/30")}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := newPools(tt.pools); (err == nil) != tt.ok {
+				t.Errorf("newPools(%v) error = %v, want ok %v", tt.pools, err, tt.ok)
+			}
+		})
+	}
+}
+
+// A holder gets the same address every time; an address held by another is skipped;
+// a previous address is kept; release frees exactly the VM's claims.
+func TestClaims(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	kv, err := events.IPAM(t.Context(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pools, err := newPools(map[string]netip.Prefix{"net": netip.MustParsePrefix("10.1.0.0/29")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pools["net"]
+	a := &allocator{kv: kv, pools: pools}
+	ctx := t.Context()
+
+	first, err := a.claim(ctx, p, holder("vm-a", "eth0"), netip.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.contains(first) || first == p.gateway {
+		t.Fatalf("claimed %s, want a host address of %s other than the gateway %s", first, p.prefix, p.gateway)
+	}
+	if again, err := a.claim(ctx, p, holder("vm-a", "eth0"), netip.Addr{}); err != nil || again != first {
+		t.Errorf("second claim = %s, %v; want %s again", again, err, first)
+	}
+
+	// vm-b's interface hashes to the same start when its first candidate is taken.
+	if err := a.release(ctx, "vm-a"); err != nil {
+		t.Fatal(err)
+	}
+	bFirst, err := a.claim(ctx, p, holder("vm-b", "eth0"), netip.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.release(ctx, "vm-b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Create(ctx, bFirst.String(), []byte("someone/eth0")); err != nil {
+		t.Fatal(err)
+	}
+	bNext, err := a.claim(ctx, p, holder("vm-b", "eth0"), netip.Addr{})
+	if err != nil || bNext == bFirst || !p.contains(bNext) {
+		t.Errorf("claim with the first candidate taken = %s, %v; want another address of the pool than %s", bNext, err, bFirst)
+	}
+
+	// The previous address is preferred while it is free.
+	prev := p.at(p.size - 1)
+	if prev == bNext || prev == bFirst {
+		prev = p.at(0)
+	}
+	got, err := a.claim(ctx, p, holder("vm-c", "eth0"), prev)
+	if err != nil || got != prev {
+		t.Errorf("claim with previous %s = %s, %v; want the previous address", prev, got, err)
+	}
+
+	// The pool has 5 addresses: fill it and the next claim fails.
+	for i := range 5 {
+		_, _ = a.claim(ctx, p, holder("filler", string(rune('a'+i))), netip.Addr{})
+	}
+	if _, err := a.claim(ctx, p, holder("late", "eth0"), netip.Addr{}); err == nil {
+		t.Error("claim from a full pool succeeded")
+	}
+	if err := a.release(ctx, "vm-c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Get(ctx, prev.String()); err == nil {
+		t.Errorf("%s still claimed after vm-c released its addresses", prev)
+	}
+	if e, err := kv.Get(ctx, bFirst.String()); err != nil || string(e.Value()) != "someone/eth0" {
+		t.Errorf("another holder's claim of %s was touched: %v", bFirst, err)
+	}
+}

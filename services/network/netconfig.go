@@ -1,0 +1,200 @@
+package network
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/model"
+)
+
+// gatewayNone in gateway4/gateway6 means: do not use the provider's gateway.
+const gatewayNone = "None"
+
+// ifacePlan is the intended configuration of one interface of spec.network.
+type ifacePlan struct {
+	spec               model.VirtualMachineNetworkInterfaceSpec
+	network            string   // vSphere network name
+	addresses          []string // with prefix length
+	gateway4, gateway6 string
+	dhcp4, dhcp6       bool
+}
+
+// dnsDefaults are the guest DNS settings used when spec.network gives none.
+type dnsDefaults struct{ nameservers, searchDomains []string }
+
+// interfaces are the interfaces the VM should have: none when networking is disabled.
+func interfaces(vm *model.VirtualMachine) []model.VirtualMachineNetworkInterfaceSpec {
+	if vm.Spec.Network == nil || vm.Spec.Network.Disabled {
+		return nil
+	}
+	return vm.Spec.Network.Interfaces
+}
+
+// networkName is the vSphere network an interface connects to: the one its network ref
+// names, else the namespace default.
+func networkName(ifc model.VirtualMachineNetworkInterfaceSpec) string {
+	if ifc.Network != nil && ifc.Network.Name != "" {
+		return ifc.Network.Name
+	}
+	return inventory.DefaultNetwork
+}
+
+// plan gives every interface its addresses (the seed's intended-config table): the
+// spec's static addresses; DHCP when the spec asks for it or the network has no pool;
+// otherwise an address claimed from the network's pool, with the pool's gateway unless
+// the spec names one (or None). prev is the configuration of the previous slice, whose
+// addresses are claimed again first.
+func (h *handler) plan(ctx context.Context, uid string, ifaces []model.VirtualMachineNetworkInterfaceSpec, prev *model.VirtualMachineNetworkConfigStatus) ([]ifacePlan, error) {
+	plans := make([]ifacePlan, 0, len(ifaces))
+	for _, ifc := range ifaces {
+		p := ifacePlan{spec: ifc, network: networkName(ifc), dhcp4: ifc.DHCP4, dhcp6: ifc.DHCP6}
+		pool, pooled := h.ipam.pools[p.network]
+		switch {
+		case len(ifc.Addresses) > 0:
+			p.addresses = ifc.Addresses
+		case ifc.DHCP4:
+		case !pooled:
+			p.dhcp4 = true // a network without a pool is a DHCP network
+		default:
+			addr, err := h.ipam.claim(ctx, pool, holder(uid, ifc.Name), previousAddress(prev, ifc.Name))
+			if err != nil {
+				return nil, fmt.Errorf("address of %s on %q: %w", ifc.Name, p.network, err)
+			}
+			p.addresses = []string{netip.PrefixFrom(addr, pool.prefix.Bits()).String()}
+			p.gateway4 = pool.gateway.String()
+		}
+		if ifc.Gateway4 != "" {
+			p.gateway4 = ifc.Gateway4
+		}
+		if p.gateway4 == gatewayNone {
+			p.gateway4 = ""
+		}
+		if ifc.Gateway6 != gatewayNone {
+			p.gateway6 = ifc.Gateway6
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}
+
+// previousAddress is the IPv4 address the interface had in the previous slice.
+func previousAddress(prev *model.VirtualMachineNetworkConfigStatus, iface string) netip.Addr {
+	if prev == nil {
+		return netip.Addr{}
+	}
+	for _, i := range prev.Interfaces {
+		if i.Name != iface || i.IP == nil {
+			continue
+		}
+		for _, a := range i.IP.Addresses {
+			if p, err := netip.ParsePrefix(a); err == nil && p.Addr().Is4() {
+				return p.Addr()
+			}
+		}
+	}
+	return netip.Addr{}
+}
+
+// hostName is the guest's host name: spec.network.hostName, else the object's name.
+func hostName(vm *model.VirtualMachine) string {
+	if vm.Spec.Network != nil && vm.Spec.Network.HostName != "" {
+		return vm.Spec.Network.HostName
+	}
+	return vm.Name
+}
+
+func domainName(vm *model.VirtualMachine) string {
+	if vm.Spec.Network != nil {
+		return vm.Spec.Network.DomainName
+	}
+	return ""
+}
+
+// globalDNS are the guest-wide DNS servers and search domains: the spec's, else the
+// service's defaults.
+func (d dnsDefaults) global(vm *model.VirtualMachine) (nameservers, searchDomains []string) {
+	nameservers, searchDomains = d.nameservers, d.searchDomains
+	if n := vm.Spec.Network; n != nil {
+		if len(n.Nameservers) > 0 {
+			nameservers = n.Nameservers
+		}
+		if len(n.SearchDomains) > 0 {
+			searchDomains = n.SearchDomains
+		}
+	}
+	return nameservers, searchDomains
+}
+
+// configStatus is status.network.config: the configuration handed to the guest.
+func configStatus(vm *model.VirtualMachine, plans []ifacePlan, dns dnsDefaults) *model.VirtualMachineNetworkConfigStatus {
+	ns, search := dns.global(vm)
+	cfg := &model.VirtualMachineNetworkConfigStatus{DNS: &model.VirtualMachineNetworkConfigDNSStatus{
+		HostName: hostName(vm), DomainName: domainName(vm), Nameservers: ns, SearchDomains: search,
+	}}
+	for _, p := range plans {
+		ip := &model.VirtualMachineNetworkConfigInterfaceIPStatus{Addresses: p.addresses, Gateway4: p.gateway4, Gateway6: p.gateway6}
+		if p.dhcp4 || p.dhcp6 {
+			ip.DHCP = &model.VirtualMachineNetworkConfigDHCPStatus{}
+			if p.dhcp4 {
+				ip.DHCP.IP4 = &model.VirtualMachineNetworkConfigDHCPOptionsStatus{Enabled: true}
+			}
+			if p.dhcp6 {
+				ip.DHCP.IP6 = &model.VirtualMachineNetworkConfigDHCPOptionsStatus{Enabled: true}
+			}
+		}
+		iface := model.VirtualMachineNetworkConfigInterfaceStatus{Name: p.spec.Name, IP: ip}
+		if len(p.spec.Nameservers) > 0 || len(p.spec.SearchDomains) > 0 {
+			iface.DNS = &model.VirtualMachineNetworkConfigDNSStatus{Nameservers: p.spec.Nameservers, SearchDomains: p.spec.SearchDomains}
+		}
+		cfg.Interfaces = append(cfg.Interfaces, iface)
+	}
+	return cfg
+}
+
+// interfaceStatus reports the adapters: the interface each stands for, its device key
+// and MAC address. vcsim guests report no addresses, so there are none here.
+func interfaceStatus(cards []types.BaseVirtualDevice, plans []ifacePlan) []model.VirtualMachineNetworkInterfaceStatus {
+	var out []model.VirtualMachineNetworkInterfaceStatus
+	for i, d := range cards {
+		card := d.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
+		s := model.VirtualMachineNetworkInterfaceStatus{DeviceKey: card.Key}
+		if i < len(plans) {
+			s.Name = plans[i].spec.Name
+		}
+		if card.MacAddress != "" {
+			s.IP = &model.VirtualMachineNetworkInterfaceIPStatus{MACAddr: card.MacAddress}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// primaryIP4 is the guest's own IPv4 address when it reports one, else the first IPv4
+// address the configuration gives it (what a vcsim guest, which reports none, would have).
+func primaryIP4(guestIP string, plans []ifacePlan) string {
+	if a, err := netip.ParseAddr(guestIP); err == nil && a.Is4() {
+		return a.String()
+	}
+	for _, p := range plans {
+		for _, s := range p.addresses {
+			if pf, err := netip.ParsePrefix(s); err == nil && pf.Addr().Is4() {
+				return pf.Addr().String()
+			}
+		}
+	}
+	return ""
+}
+
+// planProblem words a failure to plan for a condition message; other errors are retried.
+func planProblem(err error) (string, bool) {
+	if errors.Is(err, errPoolExhausted) {
+		return strings.TrimSpace(err.Error()), true
+	}
+	return "", false
+}

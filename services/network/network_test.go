@@ -1,0 +1,376 @@
+package network
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"io"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/inventory/deploytest"
+	"github.com/vmop/vmop/pkg/model"
+)
+
+// twoAdapterClass is the seed document's class whose ConfigSpec defines an E1000 and a
+// Vmxnet2 adapter.
+const twoAdapterClass = "two-adapter-class"
+
+func putTwoAdapterClass(t *testing.T, js jetstream.JetStream) {
+	t.Helper()
+	class := map[string]any{
+		"apiVersion": "vmoperator.vmware.com/v1alpha5", "kind": "VirtualMachineClass",
+		"metadata": map[string]any{"name": twoAdapterClass, "namespace": "my-namespace"},
+		"spec": map[string]any{
+			"configSpec": map[string]any{
+				"_typeName": "VirtualMachineConfigSpec",
+				"deviceChange": []any{
+					map[string]any{"_typeName": "VirtualDeviceConfigSpec", "operation": "add", "device": map[string]any{"_typeName": "VirtualE1000", "key": -100}},
+					map[string]any{"_typeName": "VirtualDeviceConfigSpec", "operation": "add", "device": map[string]any{"_typeName": "VirtualVmxnet2", "key": -200}},
+				},
+			},
+			"hardware": map[string]any{"cpus": 2, "memory": "4Gi"},
+		},
+	}
+	ref := events.Ref{Plural: "virtualmachineclasses", Namespace: "my-namespace", Name: twoAdapterClass}
+	if err := deploytest.PutObject(t.Context(), js, ref, class); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func iface(name, network string) model.VirtualMachineNetworkInterfaceSpec {
+	return model.VirtualMachineNetworkInterfaceSpec{Name: name, Network: &model.PartialObjectRef{Name: network}}
+}
+
+// The image's one Vmxnet3 adapter becomes the class's E1000 and Vmxnet2 plus a Vmxnet3
+// for the third interface, each on its network; every interface gets an address of its
+// network's pool; a second reconcile changes nothing and keeps the addresses.
+func TestAdaptersMatchInterfaces(t *testing.T) {
+	js := startService(t)
+	putTwoAdapterClass(t, js)
+	v := newVM("my-namespace", "three-nics", model.VirtualMachineSpec{
+		ClassName: twoAdapterClass, StorageClass: "my-storage-class",
+		Network: &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{
+			iface("eth0", "VM Network"), iface("eth1", "workload-network"), iface("eth2", "VM Network"),
+		}},
+	})
+	v.put(t, js, false)
+	_, st := v.waitStatus(t, js, "NetworkReady waiting for the VM", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, r := condition(st, model.ConditionNetworkReady)
+		return s == "False" && r == model.ReasonNotReady
+	})
+	if st.Network != nil {
+		t.Errorf("status.network before the VM exists: %+v", st.Network)
+	}
+
+	vm := v.deploy(t, js, inventory.PhotonImage)
+	_, st = v.waitStatus(t, js, "NetworkReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, _ := condition(st, model.ConditionNetworkReady)
+		return s == "True"
+	})
+	if s, _ := condition(st, model.ConditionBootstrapReady); s != "True" {
+		t.Errorf("BootstrapReady = %q without a bootstrap, want True", s)
+	}
+
+	cards := adapters(readTestVM(t, vm).Config.Hardware.Device)
+	var gotTypes, gotNets []string
+	for _, c := range cards {
+		gotTypes = append(gotTypes, adapterType(c))
+		gotNets = append(gotNets, backingNetwork(t, c))
+	}
+	if want := []string{"VirtualE1000", "VirtualVmxnet2", "VirtualVmxnet3"}; !cmp.Equal(gotTypes, want) {
+		t.Errorf("adapter types %v, want %v", gotTypes, want)
+	}
+	if want := []string{"VM Network", "workload-network", "VM Network"}; !cmp.Equal(gotNets, want) {
+		t.Errorf("adapter networks %v, want %v", gotNets, want)
+	}
+
+	n := st.Network
+	if n == nil || n.Config == nil || len(n.Config.Interfaces) != 3 {
+		t.Fatalf("status.network = %+v, want a config of three interfaces", n)
+	}
+	pools := DefaultPools()
+	wantNet := []string{"VM Network", "workload-network", "VM Network"}
+	for i, c := range n.Config.Interfaces {
+		if c.IP == nil || len(c.IP.Addresses) != 1 {
+			t.Fatalf("interface %s: ip %+v, want one address", c.Name, c.IP)
+		}
+		addr := netip.MustParsePrefix(c.IP.Addresses[0])
+		pool := pools[wantNet[i]]
+		if !pool.Contains(addr.Addr()) || addr.Bits() != pool.Bits() || addr.Addr() == pool.Addr().Next() {
+			t.Errorf("interface %s: address %s, want a host address of %s other than the gateway", c.Name, addr, pool)
+		}
+		if want := pool.Addr().Next().String(); c.IP.Gateway4 != want {
+			t.Errorf("interface %s: gateway4 %s, want %s", c.Name, c.IP.Gateway4, want)
+		}
+	}
+	if a, b := n.Config.Interfaces[0].IP.Addresses[0], n.Config.Interfaces[2].IP.Addresses[0]; a == b {
+		t.Errorf("eth0 and eth2 share address %s", a)
+	}
+	wantDNS := &model.VirtualMachineNetworkConfigDNSStatus{HostName: "three-nics", Nameservers: DefaultNameservers}
+	if diff := cmp.Diff(wantDNS, n.Config.DNS); diff != "" {
+		t.Errorf("config.dns (-want +got):\n%s", diff)
+	}
+	if want := strings.Split(n.Config.Interfaces[0].IP.Addresses[0], "/")[0]; n.PrimaryIP4 != want {
+		t.Errorf("primaryIP4 = %q, want eth0's address %s", n.PrimaryIP4, want)
+	}
+	var wantIfaces []model.VirtualMachineNetworkInterfaceStatus
+	for i, c := range cards {
+		card := c.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
+		wantIfaces = append(wantIfaces, model.VirtualMachineNetworkInterfaceStatus{
+			Name: []string{"eth0", "eth1", "eth2"}[i], DeviceKey: card.Key,
+			IP: &model.VirtualMachineNetworkInterfaceIPStatus{MACAddr: card.MacAddress},
+		})
+	}
+	if diff := cmp.Diff(wantIfaces, n.Interfaces); diff != "" {
+		t.Errorf("interfaces (-want +got):\n%s", diff)
+	}
+
+	// Redelivered and reconciled again: the same adapters, the same addresses, no
+	// reconfigure at all.
+	version := changeVersion(t, vm)
+	v.put(t, js, false)
+	_, st2 := v.waitStatus(t, js, "generation 2", func(s events.Slice, st model.VirtualMachineStatus) bool {
+		c, _ := condition(st, model.ConditionNetworkReady)
+		return s.Generation == 2 && c == "True"
+	})
+	if diff := cmp.Diff(st.Network, st2.Network); diff != "" {
+		t.Errorf("status.network changed on a second reconcile (-first +second):\n%s", diff)
+	}
+	again := adapters(readTestVM(t, vm).Config.Hardware.Device)
+	if len(again) != len(cards) {
+		t.Fatalf("%d adapters after a second reconcile, want %d", len(again), len(cards))
+	}
+	for i := range cards {
+		if again[i].GetVirtualDevice().Key != cards[i].GetVirtualDevice().Key {
+			t.Errorf("adapter %d replaced on a second reconcile", i)
+		}
+	}
+	if v := changeVersion(t, vm); v != version {
+		t.Errorf("the VM was reconfigured on a second reconcile: changeVersion %s, then %s", version, v)
+	}
+}
+
+// The seed's cloud-init bootstrap reaches the guest through guestinfo: meta-data with the
+// instance ID, host name and netplan configuration of the adapter (matched by MAC), and the
+// rendered cloud-config, both gzip+base64.
+func TestCloudInitDelivered(t *testing.T) {
+	js := startService(t)
+	v := newVM("my-namespace", "cloud-vm", model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
+		BiosUUID: "2f5e7b41-9c1a-4c7e-8d4b-1a2b3c4d5e6f",
+		Network:  &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{iface("eth0", "VM Network")}},
+		Bootstrap: &model.VirtualMachineBootstrapSpec{CloudInit: &model.VirtualMachineBootstrapCloudInitSpec{
+			InstanceID: "2f5e7b41-9c1a-4c7e-8d4b-1a2b3c4d5e6f",
+			CloudConfig: &model.CloudConfig{
+				Users:      []model.CloudConfigUser{{Name: "jdoe", PrimaryGroup: ptr("jdoe"), Groups: []string{"users"}, SSHAuthorizedKeys: []string{"ssh-rsa AAAA jdoe"}}},
+				RunCmd:     []byte(`["ls /", ["ls", "-a", "-l", "/"]]`),
+				WriteFiles: []model.CloudConfigWriteFile{{Path: "/etc/my-plaintext", Permissions: "0644", Owner: "root:root", Content: []byte(`"Hello, world.\n"`)}},
+			},
+		}},
+	})
+	v.put(t, js, false)
+	_, st := v.waitStatus(t, js, "BootstrapReady waiting", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, r := condition(st, model.ConditionBootstrapReady)
+		return s == "False" && r == model.ReasonNotReady
+	})
+	vm := v.deploy(t, js, inventory.PhotonImage)
+	_, st = v.waitStatus(t, js, "BootstrapReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, _ := condition(st, model.ConditionBootstrapReady)
+		return s == "True"
+	})
+
+	extra := extraConfig(t, vm)
+	for _, k := range []string{keyMetadataEncoding, keyUserdataEncoding} {
+		if extra[k] != encodingGzipBase64 {
+			t.Errorf("%s = %q, want %s", k, extra[k], encodingGzipBase64)
+		}
+	}
+	var meta struct {
+		InstanceID string `json:"instance-id"`
+		Hostname   string `json:"local-hostname"`
+		Network    struct {
+			Version   int `json:"version"`
+			Ethernets map[string]struct {
+				Match     map[string]string `json:"match"`
+				Addresses []string          `json:"addresses"`
+				Gateway4  string            `json:"gateway4"`
+				DHCP4     bool              `json:"dhcp4"`
+			} `json:"ethernets"`
+		} `json:"network"`
+	}
+	if err := yaml.Unmarshal([]byte(gunzip(t, extra[keyMetadata])), &meta); err != nil {
+		t.Fatalf("meta-data: %v", err)
+	}
+	card := adapters(readTestVM(t, vm).Config.Hardware.Device)[0].(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
+	eth0 := meta.Network.Ethernets["eth0"]
+	cfg := st.Network.Config.Interfaces[0].IP
+	if meta.InstanceID != "2f5e7b41-9c1a-4c7e-8d4b-1a2b3c4d5e6f" || meta.Hostname != "cloud-vm" || meta.Network.Version != 2 {
+		t.Errorf("meta-data instance-id %q hostname %q network version %d", meta.InstanceID, meta.Hostname, meta.Network.Version)
+	}
+	if eth0.Match["macaddress"] != card.MacAddress || !cmp.Equal(eth0.Addresses, cfg.Addresses) || eth0.Gateway4 != cfg.Gateway4 || eth0.DHCP4 {
+		t.Errorf("meta-data eth0 = %+v, want MAC %s, addresses %v, gateway %s, no DHCP", eth0, card.MacAddress, cfg.Addresses, cfg.Gateway4)
+	}
+	user := gunzip(t, extra[keyUserdata])
+	defer func() {
+		// Reconciled again, the data is already there: nothing is written.
+		version := changeVersion(t, vm)
+		v.put(t, js, false)
+		v.waitStatus(t, js, "generation 2", func(s events.Slice, st model.VirtualMachineStatus) bool {
+			c, _ := condition(st, model.ConditionBootstrapReady)
+			return s.Generation == 2 && c == "True"
+		})
+		if now := changeVersion(t, vm); now != version {
+			t.Errorf("the bootstrap was written again: changeVersion %s, then %s", version, now)
+		}
+	}()
+	for _, want := range []string{"#cloud-config\n", "name: jdoe", "primary_group: jdoe", "- ls /", "path: /etc/my-plaintext", "Hello, world."} {
+		if !strings.Contains(user, want) {
+			t.Errorf("user-data lacks %q:\n%s", want, user)
+		}
+	}
+}
+
+// A bootstrap that cannot be delivered says why, before the VM even exists.
+func TestBootstrapProblems(t *testing.T) {
+	js := startService(t)
+	tests := []struct {
+		name   string
+		boot   *model.VirtualMachineBootstrapSpec
+		reason string
+	}{
+		{"raw-secret", &model.VirtualMachineBootstrapSpec{CloudInit: &model.VirtualMachineBootstrapCloudInitSpec{
+			RawCloudConfig: &model.SecretKeySelector{Name: "my-cloud-config", Key: "user-data"}}}, model.ReasonRequiredKeyNotFound},
+		{"password-secret", &model.VirtualMachineBootstrapSpec{CloudInit: &model.VirtualMachineBootstrapCloudInitSpec{
+			CloudConfig: &model.CloudConfig{Users: []model.CloudConfigUser{{Name: "jdoe", Passwd: &model.SecretKeySelector{Name: "pw", Key: "password"}}}}}}, model.ReasonRequiredKeyNotFound},
+		{"linuxprep", &model.VirtualMachineBootstrapSpec{LinuxPrep: &model.VirtualMachineBootstrapLinuxPrepSpec{}}, model.ReasonNotSupported},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := newVM("my-namespace", "boot-"+tt.name, model.VirtualMachineSpec{ClassName: inventory.SeedClassName, Bootstrap: tt.boot})
+			v.put(t, js, false)
+			v.waitStatus(t, js, "reason "+tt.reason, func(_ events.Slice, st model.VirtualMachineStatus) bool {
+				s, r := condition(st, model.ConditionBootstrapReady)
+				return s == "False" && r == tt.reason
+			})
+		})
+	}
+}
+
+// With networking disabled the image's adapter is removed and NetworkReady is absent; on
+// delete the VM's addresses go back to the pool.
+func TestDisabledNetworkingAndRelease(t *testing.T) {
+	js := startService(t)
+	off := newVM("my-namespace", "no-network", model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName, Network: &model.VirtualMachineNetworkSpec{Disabled: true},
+	})
+	off.put(t, js, false)
+	vm := off.deploy(t, js, inventory.PhotonImage)
+	off.waitStatus(t, js, "BootstrapReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, _ := condition(st, model.ConditionBootstrapReady)
+		n, _ := condition(st, model.ConditionNetworkReady)
+		return s == "True" && n == "" && st.Network != nil
+	})
+	if cards := adapters(readTestVM(t, vm).Config.Hardware.Device); len(cards) != 0 {
+		t.Errorf("%d adapters with networking disabled, want 0", len(cards))
+	}
+
+	on := newVM("my-namespace", "with-network", model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName,
+		Network:   &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{iface("eth0", "VM Network")}},
+	})
+	on.put(t, js, false)
+	on.deploy(t, js, inventory.PhotonImage)
+	_, st := on.waitStatus(t, js, "NetworkReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, _ := condition(st, model.ConditionNetworkReady)
+		return s == "True"
+	})
+	addr := strings.Split(st.Network.Config.Interfaces[0].IP.Addresses[0], "/")[0]
+	kv, err := events.IPAM(t.Context(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := kv.Get(t.Context(), addr); err != nil || string(e.Value()) != holder(on.uid, "eth0") {
+		t.Fatalf("claim of %s: %v, want held by %s", addr, err, holder(on.uid, "eth0"))
+	}
+	on.put(t, js, true)
+	on.waitStatus(t, js, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
+	if _, err := kv.Get(t.Context(), addr); err == nil {
+		t.Errorf("address %s still claimed after the VM was released", addr)
+	}
+}
+
+func readTestVM(t *testing.T, vm *object.VirtualMachine) mo.VirtualMachine {
+	t.Helper()
+	var out mo.VirtualMachine
+	if err := vm.Properties(context.Background(), vm.Reference(), []string{"config.hardware.device", "config.extraConfig"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func changeVersion(t *testing.T, vm *object.VirtualMachine) string {
+	t.Helper()
+	var out mo.VirtualMachine
+	if err := vm.Properties(context.Background(), vm.Reference(), []string{"config.changeVersion"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Config.ChangeVersion
+}
+
+func extraConfig(t *testing.T, vm *object.VirtualMachine) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, o := range readTestVM(t, vm).Config.ExtraConfig {
+		v := o.GetOptionValue()
+		out[v.Key], _ = v.Value.(string)
+	}
+	return out
+}
+
+// backingNetwork names the network an adapter is on.
+func backingNetwork(t *testing.T, d types.BaseVirtualDevice) string {
+	t.Helper()
+	switch b := d.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().Backing.(type) {
+	case *types.VirtualEthernetCardNetworkBackingInfo:
+		return b.DeviceName
+	case *types.VirtualEthernetCardDistributedVirtualPortBackingInfo:
+		pg := object.NewDistributedVirtualPortgroup(vc.Client.Client, types.ManagedObjectReference{Type: "DistributedVirtualPortgroup", Value: b.Port.PortgroupKey})
+		name, err := pg.ObjectName(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	return ""
+}
+
+func gunzip(t *testing.T, s string) string {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		t.Fatalf("base64: %v", err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("gzip: %v", err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("gunzip: %v", err)
+	}
+	return string(out)
+}
+
+func ptr[T any](v T) *T { return &v }

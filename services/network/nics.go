@@ -1,0 +1,145 @@
+package network
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// defaultAdapter is the type of the interfaces beyond those the class ConfigSpec defines
+// (api-rules §9.1).
+const defaultAdapter = "VirtualVmxnet3"
+
+// wantNIC is the adapter one interface of spec.network needs.
+type wantNIC struct {
+	iface   string // spec.network.interfaces[].name
+	adapter string // vSphere type, e.g. VirtualE1000
+	network string // vSphere network name
+	backing types.BaseVirtualDeviceBackingInfo
+}
+
+// classAdapters lists the network adapter types a class ConfigSpec (raw vSphere JSON with
+// _typeName discriminators) adds, in order.
+func classAdapters(configSpec json.RawMessage) ([]string, error) {
+	if len(configSpec) == 0 {
+		return nil, nil
+	}
+	var cs struct {
+		DeviceChange []struct {
+			Operation string `json:"operation"`
+			Device    struct {
+				TypeName string `json:"_typeName"`
+			} `json:"device"`
+		} `json:"deviceChange"`
+	}
+	if err := json.Unmarshal(configSpec, &cs); err != nil {
+		return nil, fmt.Errorf("decode the class configSpec: %w", err)
+	}
+	var out []string
+	for _, ch := range cs.DeviceChange {
+		if (ch.Operation == "" || ch.Operation == string(types.VirtualDeviceConfigSpecOperationAdd)) && adapterPrototype(ch.Device.TypeName) != nil {
+			out = append(out, ch.Device.TypeName)
+		}
+	}
+	return out, nil
+}
+
+// adapterType is the vSphere type name of a device, e.g. VirtualVmxnet3.
+func adapterType(d types.BaseVirtualDevice) string { return reflect.TypeOf(d).Elem().Name() }
+
+// adapterPrototype is an adapter of the named type, or nil when it names none.
+func adapterPrototype(typeName string) types.BaseVirtualDevice {
+	for _, d := range object.EthernetCardTypes() {
+		if adapterType(d) == typeName {
+			return d
+		}
+	}
+	return nil
+}
+
+// newAdapter is a new adapter of the type, on the backing, connected at power-on, with a
+// MAC address vCenter generates.
+func newAdapter(w wantNIC, key int32) types.BaseVirtualDevice {
+	proto := adapterPrototype(w.adapter)
+	if proto == nil {
+		proto = adapterPrototype(defaultAdapter)
+	}
+	d := reflect.New(reflect.TypeOf(proto).Elem()).Interface().(types.BaseVirtualDevice)
+	card := d.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
+	card.Key = key
+	card.Backing = w.backing
+	card.AddressType = string(types.VirtualEthernetCardMacTypeGenerated)
+	card.Connectable = &types.VirtualDeviceConnectInfo{StartConnected: true, AllowGuestControl: true, Connected: true}
+	return d
+}
+
+// adapters are the VM's network adapters in device key order, the order in which they
+// stand for spec.network.interfaces.
+func adapters(devices []types.BaseVirtualDevice) []types.BaseVirtualDevice {
+	out := object.VirtualDeviceList(devices).SelectByType((*types.VirtualEthernetCard)(nil))
+	slices.SortFunc(out, func(a, b types.BaseVirtualDevice) int {
+		return cmp.Compare(a.GetVirtualDevice().Key, b.GetVirtualDevice().Key)
+	})
+	return out
+}
+
+// nicChanges are the device changes that make the adapters have match want, in order:
+// a backing on the wrong network is changed in place; from the first adapter of the
+// wrong type on, the adapters are removed and added again in order (so device key order
+// keeps standing for interface order), but only while the VM is powered off, otherwise
+// problem says so; adapters beyond the interfaces are removed, missing ones added.
+func nicChanges(have []types.BaseVirtualDevice, want []wantNIC, poweredOff bool) (changes []types.BaseVirtualDeviceConfigSpec, problem string) {
+	n := min(len(have), len(want))
+	keep := n
+	for i := range n {
+		if got := adapterType(have[i]); got != want[i].adapter {
+			if poweredOff {
+				keep = i
+			} else {
+				problem = fmt.Sprintf("the adapter of %s is a %s, the class asks for a %s: it is replaced while the VM is powered off", want[i].iface, got, want[i].adapter)
+			}
+			break
+		}
+	}
+	for i := range keep {
+		card := have[i].(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
+		if !sameNetwork(card.Backing, want[i].backing) {
+			card.Backing = want[i].backing
+			changes = append(changes, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: have[i]})
+		}
+	}
+	for i := keep; i < len(have); i++ {
+		changes = append(changes, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationRemove, Device: have[i]})
+	}
+	for i := keep; i < len(want); i++ {
+		changes = append(changes, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationAdd, Device: newAdapter(want[i], int32(-1-i))})
+	}
+	return changes, problem
+}
+
+// sameNetwork tells whether an adapter's backing is the wanted network.
+func sameNetwork(have, want types.BaseVirtualDeviceBackingInfo) bool {
+	switch w := want.(type) {
+	case *types.VirtualEthernetCardNetworkBackingInfo:
+		h, ok := have.(*types.VirtualEthernetCardNetworkBackingInfo)
+		if !ok {
+			return false
+		}
+		if h.Network != nil && w.Network != nil {
+			return h.Network.Value == w.Network.Value
+		}
+		return h.DeviceName == w.DeviceName
+	case *types.VirtualEthernetCardDistributedVirtualPortBackingInfo:
+		h, ok := have.(*types.VirtualEthernetCardDistributedVirtualPortBackingInfo)
+		return ok && h.Port.PortgroupKey == w.Port.PortgroupKey && h.Port.SwitchUuid == w.Port.SwitchUuid
+	case *types.VirtualEthernetCardOpaqueNetworkBackingInfo:
+		h, ok := have.(*types.VirtualEthernetCardOpaqueNetworkBackingInfo)
+		return ok && h.OpaqueNetworkId == w.OpaqueNetworkId && h.OpaqueNetworkType == w.OpaqueNetworkType
+	}
+	return false
+}

@@ -1,0 +1,101 @@
+package network
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+func TestClassAdapters(t *testing.T) {
+	tests := []struct {
+		name string
+		spec string
+		want []string
+		err  bool
+	}{
+		{"none", ``, nil, false},
+		{"no devices", `{"_typeName":"VirtualMachineConfigSpec","numCPUs":2}`, nil, false},
+		{"seed example", `{"_typeName":"VirtualMachineConfigSpec","deviceChange":[
+			{"_typeName":"VirtualDeviceConfigSpec","operation":"add","device":{"_typeName":"VirtualE1000","key":-100}},
+			{"_typeName":"VirtualDeviceConfigSpec","operation":"add","device":{"_typeName":"ParaVirtualSCSIController","key":-101}},
+			{"_typeName":"VirtualDeviceConfigSpec","operation":"add","device":{"_typeName":"VirtualVmxnet2","key":-200}}]}`,
+			[]string{"VirtualE1000", "VirtualVmxnet2"}, false},
+		{"not an object", `[1]`, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := classAdapters(json.RawMessage(tt.spec))
+			if (err != nil) != tt.err || !cmp.Equal(got, tt.want) {
+				t.Errorf("classAdapters = %v, %v; want %v (error %v)", got, err, tt.want, tt.err)
+			}
+		})
+	}
+}
+
+func TestNICChanges(t *testing.T) {
+	vmNet := &types.VirtualEthernetCardNetworkBackingInfo{
+		VirtualDeviceDeviceBackingInfo: types.VirtualDeviceDeviceBackingInfo{DeviceName: "VM Network"},
+		Network:                        &types.ManagedObjectReference{Type: "Network", Value: "network-1"},
+	}
+	otherNet := &types.VirtualEthernetCardNetworkBackingInfo{
+		VirtualDeviceDeviceBackingInfo: types.VirtualDeviceDeviceBackingInfo{DeviceName: "other"},
+		Network:                        &types.ManagedObjectReference{Type: "Network", Value: "network-2"},
+	}
+	card := func(d types.BaseVirtualDevice, key int32, b types.BaseVirtualDeviceBackingInfo) types.BaseVirtualDevice {
+		c := d.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
+		c.Key, c.Backing = key, b
+		return d
+	}
+	want := func(adapter string, b types.BaseVirtualDeviceBackingInfo) wantNIC {
+		return wantNIC{iface: "eth0", adapter: adapter, backing: b}
+	}
+	type change struct {
+		Op   types.VirtualDeviceConfigSpecOperation
+		Key  int32
+		Kind string
+	}
+	tests := []struct {
+		name       string
+		have       []types.BaseVirtualDevice
+		want       []wantNIC
+		off        bool
+		changes    []change
+		hasProblem bool
+	}{
+		{"matches", []types.BaseVirtualDevice{card(&types.VirtualVmxnet3{}, 4000, vmNet)}, []wantNIC{want("VirtualVmxnet3", vmNet)}, true, nil, false},
+		{"other network", []types.BaseVirtualDevice{card(&types.VirtualVmxnet3{}, 4000, otherNet)}, []wantNIC{want("VirtualVmxnet3", vmNet)}, false,
+			[]change{{types.VirtualDeviceConfigSpecOperationEdit, 4000, "VirtualVmxnet3"}}, false},
+		{"missing", nil, []wantNIC{want("VirtualE1000", vmNet)}, false,
+			[]change{{types.VirtualDeviceConfigSpecOperationAdd, -1, "VirtualE1000"}}, false},
+		{"extra", []types.BaseVirtualDevice{card(&types.VirtualVmxnet3{}, 4000, vmNet)}, nil, false,
+			[]change{{types.VirtualDeviceConfigSpecOperationRemove, 4000, "VirtualVmxnet3"}}, false},
+		{"wrong type while off: replaced with the ones after it", []types.BaseVirtualDevice{
+			card(&types.VirtualVmxnet3{}, 4000, vmNet), card(&types.VirtualVmxnet3{}, 4001, vmNet),
+		}, []wantNIC{want("VirtualE1000", vmNet), want("VirtualVmxnet3", vmNet)}, true, []change{
+			{types.VirtualDeviceConfigSpecOperationRemove, 4000, "VirtualVmxnet3"},
+			{types.VirtualDeviceConfigSpecOperationRemove, 4001, "VirtualVmxnet3"},
+			{types.VirtualDeviceConfigSpecOperationAdd, -1, "VirtualE1000"},
+			{types.VirtualDeviceConfigSpecOperationAdd, -2, "VirtualVmxnet3"},
+		}, false},
+		{"wrong type while on: left, said", []types.BaseVirtualDevice{card(&types.VirtualVmxnet3{}, 4000, vmNet)},
+			[]wantNIC{want("VirtualE1000", vmNet)}, false, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			changes, problem := nicChanges(tt.have, tt.want, tt.off)
+			var got []change
+			for _, c := range changes {
+				s := c.GetVirtualDeviceConfigSpec()
+				got = append(got, change{s.Operation, s.Device.GetVirtualDevice().Key, adapterType(s.Device)})
+			}
+			if diff := cmp.Diff(tt.changes, got); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			if (problem != "") != tt.hasProblem {
+				t.Errorf("problem = %q, want one: %v", problem, tt.hasProblem)
+			}
+		})
+	}
+}

@@ -1,0 +1,75 @@
+package network
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/inventory"
+)
+
+// vmProperties are what the service reads of a VM.
+var vmProperties = []string{
+	"config.hardware.device", "config.extraConfig", "config.vAppConfig", "config.uuid",
+	"runtime.powerState", "guest.ipAddress",
+}
+
+func readVM(ctx context.Context, vm *object.VirtualMachine) (mo.VirtualMachine, error) {
+	var out mo.VirtualMachine
+	if err := vm.Properties(ctx, vm.Reference(), vmProperties, &out); err != nil {
+		return out, fmt.Errorf("read VM %s: %w", vm.Reference().Value, err)
+	}
+	if out.Config == nil {
+		out.Config = &types.VirtualMachineConfigInfo{}
+	}
+	return out, nil
+}
+
+func reconfigure(ctx context.Context, vm *object.VirtualMachine, spec types.VirtualMachineConfigSpec) error {
+	task, err := vm.Reconfigure(ctx, spec)
+	if err == nil {
+		err = task.Wait(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("reconfigure VM %s: %w", vm.Reference().Value, err)
+	}
+	return nil
+}
+
+// errNetworkNotFound: no vSphere network has the name.
+var errNetworkNotFound = errors.New("network not found")
+
+// networkBacking is the adapter backing that connects to the named network of the
+// inventory's datacenter: a standard network or a distributed port group.
+func networkBacking(ctx context.Context, c *govmomi.Client, name string) (types.BaseVirtualDeviceBackingInfo, error) {
+	finder := find.NewFinder(c.Client)
+	dc, err := finder.Datacenter(ctx, inventory.Datacenter)
+	if err != nil {
+		return nil, fmt.Errorf("find datacenter %s: %w", inventory.Datacenter, err)
+	}
+	finder.SetDatacenter(dc)
+	n, err := finder.Network(ctx, name)
+	var notFound *find.NotFoundError
+	if errors.As(err, &notFound) {
+		return nil, fmt.Errorf("%w: %q", errNetworkNotFound, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find network %q: %w", name, err)
+	}
+	b, err := n.EthernetCardBackingInfo(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("backing of network %q: %w", name, err)
+	}
+	if nb, ok := b.(*types.VirtualEthernetCardNetworkBackingInfo); ok && nb.Network == nil {
+		// govmomi names a standard network only by name; the reference says which one.
+		ref := n.Reference()
+		nb.Network = &ref
+	}
+	return b, nil
+}

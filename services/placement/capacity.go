@@ -1,0 +1,184 @@
+package placement
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// errNoCapacity: no host (or none of its datastores) can take the VM; a condition says so.
+var errNoCapacity = errors.New("no capacity")
+
+// hostCapacity is what vCenter says about a host's room for one more VM.
+type hostCapacity struct {
+	ref               types.ManagedObjectReference
+	name, zone        string
+	coreMHz           int64 // clock of one core: policies ask for CPU in cores
+	cpuTotal, cpuUsed int64 // MHz
+	memTotal, memUsed int64 // MB
+	vms               int
+	usable            bool // connected and not in maintenance mode
+	datastores        []types.ManagedObjectReference
+}
+
+// free is the free share of the host's scarcer resource, CPU or memory.
+func (h hostCapacity) free() float64 {
+	share := func(used, total int64) float64 {
+		if total <= 0 {
+			return 0
+		}
+		return float64(total-used) / float64(total)
+	}
+	return min(share(h.cpuUsed, h.cpuTotal), share(h.memUsed, h.memTotal))
+}
+
+// datastoreCapacity is a datastore's free space.
+type datastoreCapacity struct {
+	ref            types.ManagedObjectReference
+	name           string
+	free, capacity int64 // bytes
+	usable         bool  // accessible and not in maintenance mode
+}
+
+// chooseHost picks the usable host with the largest free share of its scarcer resource;
+// ties (vcsim reports no usage at all, notes P2) go to the host running fewer VMs, then by
+// name, so equal hosts fill evenly and the choice is deterministic.
+func chooseHost(hosts []hostCapacity) (hostCapacity, bool) {
+	var usable []hostCapacity
+	for _, h := range hosts {
+		if h.usable && h.free() > 0 {
+			usable = append(usable, h)
+		}
+	}
+	if len(usable) == 0 {
+		return hostCapacity{}, false
+	}
+	return slices.MinFunc(usable, func(a, b hostCapacity) int {
+		if fa, fb := a.free(), b.free(); fa != fb {
+			return cmp.Compare(fb, fa)
+		}
+		if a.vms != b.vms {
+			return cmp.Compare(a.vms, b.vms)
+		}
+		return strings.Compare(a.name, b.name)
+	}), true
+}
+
+// chooseDatastore picks the usable datastore with the most free bytes, ties by name.
+func chooseDatastore(dss []datastoreCapacity) (datastoreCapacity, bool) {
+	var usable []datastoreCapacity
+	for _, ds := range dss {
+		if ds.usable && ds.free > 0 {
+			usable = append(usable, ds)
+		}
+	}
+	if len(usable) == 0 {
+		return datastoreCapacity{}, false
+	}
+	return slices.MinFunc(usable, func(a, b datastoreCapacity) int {
+		if a.free != b.free {
+			return cmp.Compare(b.free, a.free)
+		}
+		return strings.Compare(a.name, b.name)
+	}), true
+}
+
+// choice is where a VM goes: implied placement inside one zone's cluster (its root
+// resource pool), on a host and datastore chosen by free capacity.
+type choice struct {
+	zone      zone
+	host      hostCapacity
+	datastore datastoreCapacity
+}
+
+// place reads the capacity of the hosts of the given zones and of their datastores and
+// chooses; errNoCapacity when nothing qualifies.
+func (r *reconciler) place(ctx context.Context, t *topology, zoneNames []string) (choice, error) {
+	var hosts []hostCapacity
+	var datastores []datastoreCapacity
+	err := traced(ctx, spanCapacity, func(ctx context.Context) error {
+		var err error
+		hosts, datastores, err = r.readCapacity(ctx, t, zoneNames)
+		return err
+	})
+	if err != nil {
+		return choice{}, err
+	}
+	host, ok := chooseHost(hosts)
+	if !ok {
+		return choice{}, fmt.Errorf("%w: none of the %d hosts of zone(s) %s is connected, out of maintenance and has free CPU and memory",
+			errNoCapacity, len(hosts), strings.Join(zoneNames, ", "))
+	}
+	var mounted []datastoreCapacity
+	for _, ds := range datastores {
+		if slices.Contains(host.datastores, ds.ref) {
+			mounted = append(mounted, ds)
+		}
+	}
+	ds, ok := chooseDatastore(mounted)
+	if !ok {
+		return choice{}, fmt.Errorf("%w: no datastore of host %s is accessible with free space", errNoCapacity, host.name)
+	}
+	return choice{zone: t.zones[host.zone], host: host, datastore: ds}, nil
+}
+
+func (r *reconciler) readCapacity(ctx context.Context, t *topology, zoneNames []string) ([]hostCapacity, []datastoreCapacity, error) {
+	zoneOf := map[types.ManagedObjectReference]string{}
+	var refs []types.ManagedObjectReference
+	for _, name := range zoneNames {
+		for _, h := range t.zones[name].hosts {
+			zoneOf[h] = name
+			refs = append(refs, h)
+		}
+	}
+	if len(refs) == 0 {
+		return nil, nil, nil
+	}
+	pc := property.DefaultCollector(r.vc.c.Client)
+	var hs []mo.HostSystem
+	if err := pc.Retrieve(ctx, refs, []string{"name", "summary.hardware", "summary.quickStats",
+		"runtime.connectionState", "runtime.inMaintenanceMode", "datastore", "vm"}, &hs); err != nil {
+		return nil, nil, fmt.Errorf("host capacity: %w", err)
+	}
+	hosts := make([]hostCapacity, 0, len(hs))
+	dsSet := map[types.ManagedObjectReference]bool{}
+	for _, h := range hs {
+		hc := hostCapacity{ref: h.Self, name: h.Name, zone: zoneOf[h.Self], vms: len(h.Vm), datastores: h.Datastore,
+			usable:  h.Runtime.ConnectionState == types.HostSystemConnectionStateConnected && !h.Runtime.InMaintenanceMode,
+			cpuUsed: int64(h.Summary.QuickStats.OverallCpuUsage), memUsed: int64(h.Summary.QuickStats.OverallMemoryUsage)}
+		if hw := h.Summary.Hardware; hw != nil {
+			hc.coreMHz = int64(hw.CpuMhz)
+			hc.cpuTotal = int64(hw.CpuMhz) * int64(hw.NumCpuCores)
+			hc.memTotal = hw.MemorySize >> 20
+		}
+		hosts = append(hosts, hc)
+		for _, ds := range h.Datastore {
+			dsSet[ds] = true
+		}
+	}
+	if len(dsSet) == 0 {
+		return hosts, nil, nil
+	}
+	dsRefs := make([]types.ManagedObjectReference, 0, len(dsSet))
+	for ref := range dsSet {
+		dsRefs = append(dsRefs, ref)
+	}
+	var dss []mo.Datastore
+	if err := pc.Retrieve(ctx, dsRefs, []string{"name", "summary"}, &dss); err != nil {
+		return nil, nil, fmt.Errorf("datastore capacity: %w", err)
+	}
+	datastores := make([]datastoreCapacity, 0, len(dss))
+	for _, ds := range dss {
+		s := ds.Summary
+		datastores = append(datastores, datastoreCapacity{ref: ds.Self, name: ds.Name, free: s.FreeSpace, capacity: s.Capacity,
+			usable: s.Accessible && (s.MaintenanceMode == "" || s.MaintenanceMode == string(types.DatastoreSummaryMaintenanceModeStateNormal))})
+	}
+	return hosts, datastores, nil
+}

@@ -1,0 +1,268 @@
+package placement
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	vapi "github.com/vmware/govmomi/vapi/vcenter"
+	"github.com/vmware/govmomi/vim25/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/reconcile"
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+// object is what the reconcile loop hands the service: the latest record and placement's
+// newest slice of the same incarnation.
+func (h *harness) object(ref events.Ref) reconcile.Object {
+	h.t.Helper()
+	rec, err := events.LastSpec(h.ctx, h.js, ref)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	o := reconcile.Object{Ref: ref, Spec: rec, Slices: map[string]events.Slice{}}
+	var head struct{ Metadata reconcile.Meta }
+	if err := json.Unmarshal(rec.Body, &head); err != nil {
+		h.t.Fatal(err)
+	}
+	o.Meta = head.Metadata
+	if st, err := events.LastStatus(h.ctx, h.js, ref, model.ServicePlacement); err == nil && st.Slice.UID == o.Meta.UID {
+		o.Slices[model.ServicePlacement] = st.Slice
+	}
+	return o
+}
+
+// statusOf decodes a reconcile's result.
+func statusOf(t *testing.T, res reconcile.Result) model.VirtualMachineStatus {
+	t.Helper()
+	b, err := json.Marshal(res.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st model.VirtualMachineStatus
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// A reconcile repeated after a crash that lost its slice (the VM was made, the result never
+// published) finds the VM instead of making another.
+func TestRepeatedReconcileAdoptsVM(t *testing.T) {
+	h := newHarness(t)
+	h.seedClassAndImage()
+	r := h.newTestReconciler()
+	v := newTestVM("repeated-vm")
+	v.labels = map[string]any{model.LabelZone: "zone-c"}
+	h.putVM(v, false)
+
+	var ids []string
+	for range 3 {
+		o := h.object(v.ref)
+		delete(o.Slices, model.ServicePlacement) // as if no slice had ever been published
+		res, err := r.reconcile(h.ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := statusOf(t, res)
+		if !isTrue(st, model.ConditionCreated) {
+			t.Fatalf("reconcile: Created = %+v", condition(st, model.ConditionCreated))
+		}
+		ids = append(ids, st.UniqueID)
+	}
+	if n := len(h.vmsOf(v.uid)); n != 1 || ids[0] != ids[1] || ids[1] != ids[2] {
+		t.Errorf("%d VMs, uniqueIDs %v; want one VM reported each time", n, ids)
+	}
+}
+
+// A create recorded in the slice (Created False Creating) whose VM has not appeared is
+// awaited, not repeated, until the grace runs out; a create still running in vCenter when
+// placement restarts is found once it finishes.
+func TestRecordedCreateIsAwaited(t *testing.T) {
+	h := newHarness(t)
+	h.seedClassAndImage()
+	r := h.newTestReconciler()
+
+	t.Run("running", func(t *testing.T) {
+		v := newTestVM("inflight-vm")
+		v.labels = map[string]any{model.LabelZone: "zone-a"}
+		h.putVM(v, false)
+		o := h.object(v.ref)
+
+		// The reconcile that "crashed": it recorded its create and issued it; vCenter is
+		// still running it when the restarted placement reconciles.
+		conds := newConditions(nil, 1, time.Now())
+		cls, err := r.resolveClass(h.ctx, testNamespace, v.className, conds)
+		if err != nil || cls == nil {
+			t.Fatalf("class: %v", err)
+		}
+		var vm model.VirtualMachine
+		if err := json.Unmarshal(o.Spec.Body, &vm); err != nil {
+			t.Fatal(err)
+		}
+		img, err := r.resolveImage(h.ctx, testNamespace, vm.Spec.Image, conds)
+		if err != nil || img == nil {
+			t.Fatalf("image: %v", err)
+		}
+		topo, err := r.topology(h.ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := r.place(h.ctx, topo, []string{"zone-a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conds.restart(model.ConditionCreated, metav1.ConditionFalse, model.ReasonCreating, "creating")
+		if err := r.publish(h.ctx, o, &model.VirtualMachineStatus{}, conds); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var deployErr error
+		wg.Go(func() {
+			_, deployErr = r.create(context.WithoutCancel(h.ctx), topo, vmIdentity{testNamespace, v.ref.Name, v.uid}, vm.Spec, cls, img, ch)
+		})
+
+		waits := 0
+		var st model.VirtualMachineStatus
+		deadline := time.Now().Add(waitFor)
+		for {
+			res, err := r.reconcile(h.ctx, h.object(v.ref))
+			if err == nil {
+				st = statusOf(t, res)
+				break
+			}
+			if !strings.Contains(err.Error(), "has not appeared yet") || time.Now().After(deadline) {
+				t.Fatalf("reconcile while the create runs: %v", err)
+			}
+			waits++
+			time.Sleep(pollEvery)
+		}
+		wg.Wait()
+		if deployErr != nil {
+			t.Fatal(deployErr)
+		}
+		t.Logf("the restarted reconcile waited %d times", waits)
+		if n := len(h.vmsOf(v.uid)); n != 1 || !isTrue(st, model.ConditionCreated) {
+			t.Errorf("%d VMs, Created %+v; want the one VM of the running create", n, condition(st, model.ConditionCreated))
+		}
+	})
+
+	t.Run("lost", func(t *testing.T) {
+		v := newTestVM("lost-create-vm")
+		v.labels = map[string]any{model.LabelZone: "zone-a"}
+		h.putVM(v, false)
+		o := h.object(v.ref)
+		conds := newConditions(nil, 1, time.Now())
+		conds.restart(model.ConditionCreated, metav1.ConditionFalse, model.ReasonCreating, "creating")
+		if err := r.publish(h.ctx, o, &model.VirtualMachineStatus{}, conds); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.reconcile(h.ctx, h.object(v.ref)); err == nil || !strings.Contains(err.Error(), "has not appeared yet") {
+			t.Fatalf("reconcile within the grace: err = %v, want a wait", err)
+		}
+		if n := len(h.vmsOf(v.uid)); n != 0 {
+			t.Fatalf("%d VMs while a recorded create may still run, want 0", n)
+		}
+		r.now = func() time.Time { return time.Now().Add(r.grace + time.Second) }
+		defer func() { r.now = time.Now }()
+		res, err := r.reconcile(h.ctx, h.object(v.ref))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := statusOf(t, res); !isTrue(st, model.ConditionCreated) || len(h.vmsOf(v.uid)) != 1 {
+			t.Errorf("after the grace: Created %+v, %d VMs; want the VM created once", condition(st, model.ConditionCreated), len(h.vmsOf(v.uid)))
+		}
+	})
+}
+
+// A VM whose create stopped before its configuration was applied (found by its name in the
+// namespace folder, no vmop keys) is adopted and configured, not duplicated; a VM of that
+// name that belongs to another object is left alone and reported.
+func TestVMFoundByNameIsAdoptedOrRefused(t *testing.T) {
+	h := newHarness(t)
+	h.seedClassAndImage()
+	r := h.newTestReconciler()
+	topo, err := r.topology(h.ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conds := newConditions(nil, 1, time.Now())
+	img, err := r.resolveImage(h.ctx, testNamespace, &model.ImageRef{Kind: "VirtualMachineImage", Name: inventory.SeedImageName}, conds)
+	if err != nil || img == nil {
+		t.Fatalf("image: %v", err)
+	}
+	ch, err := r.place(h.ctx, topo, []string{"zone-b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder, err := r.namespaceFolder(h.ctx, topo, testNamespace, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// halfMade deploys the image under name with no configuration, as a create that died
+	// between the import and its configuration leaves it (ExtraConfig set when uid != "").
+	halfMade := func(name, uid string) {
+		t.Helper()
+		d := vapi.Deploy{
+			DeploymentSpec: vapi.DeploymentSpec{Name: name, DefaultDatastoreID: ch.datastore.ref.Value, AcceptAllEULA: true},
+			Target:         vapi.Target{ResourcePoolID: ch.zone.pool.Value, FolderID: folder.Reference().Value},
+		}
+		if uid != "" {
+			xmlSpec, err := configSpecXML(types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{
+				&types.OptionValue{Key: vcenter.KeyUID, Value: uid}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.VmConfigSpec = &vapi.VmConfigSpec{Provider: configSpecProvider, XML: xmlSpec}
+		}
+		if _, err := vapi.NewManager(r.vc.rest).DeployLibraryItem(h.ctx, img.itemID, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("adopted", func(t *testing.T) {
+		v := newTestVM("half-made-vm")
+		v.labels = map[string]any{model.LabelZone: "zone-b"}
+		halfMade(v.ref.Name, "")
+		h.putVM(v, false)
+		res, err := r.reconcile(h.ctx, h.object(v.ref))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := statusOf(t, res)
+		vms := h.vmsOf(v.uid)
+		if len(vms) != 1 || !isTrue(st, model.ConditionCreated) || st.InstanceUUID != v.instance {
+			t.Fatalf("%d VMs with the uid, Created %+v, instanceUUID %s; want the half-made VM configured",
+				len(vms), condition(st, model.ConditionCreated), st.InstanceUUID)
+		}
+		if cfg := vms[0].Config; cfg.Hardware.NumCPU != 2 || cfg.Hardware.MemoryMB != 4096 || cfg.Uuid != v.bios || vms[0].Name != v.ref.Name {
+			t.Errorf("adopted VM %s: %d CPUs, %d MB, bios %s; want 2, 4096, %s", vms[0].Name, cfg.Hardware.NumCPU, cfg.Hardware.MemoryMB, cfg.Uuid, v.bios)
+		}
+	})
+
+	t.Run("foreign", func(t *testing.T) {
+		v := newTestVM("taken-name-vm")
+		v.labels = map[string]any{model.LabelZone: "zone-b"}
+		halfMade(v.ref.Name, "another-object")
+		h.putVM(v, false)
+		_, err := r.reconcile(h.ctx, h.object(v.ref))
+		if !errors.Is(err, errForeignVM) {
+			t.Fatalf("reconcile: err = %v, want errForeignVM", err)
+		}
+		st := statusOf(t, reconcile.Result{Status: json.RawMessage(h.object(v.ref).Slices[model.ServicePlacement].Status)})
+		if c := condition(st, model.ConditionCreated); c.Reason != model.ReasonError || !strings.Contains(c.Message, "another-object") {
+			t.Errorf("Created = %+v, want Error naming the other object", c)
+		}
+		if n := len(h.vmsOf(v.uid)); n != 0 {
+			t.Errorf("%d VMs with the uid, want 0 (the name is taken)", n)
+		}
+	})
+}

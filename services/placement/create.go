@@ -1,0 +1,116 @@
+package placement
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/vmware/govmomi/fault"
+	"github.com/vmware/govmomi/object"
+	vapi "github.com/vmware/govmomi/vapi/vcenter"
+	"github.com/vmware/govmomi/vim25/types"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/vmop/vmop/pkg/model"
+)
+
+// configSpecProvider is the deploy's VmConfigSpec format: an XML VirtualMachineConfigSpec.
+const configSpecProvider = "XML"
+
+// createTimeout bounds one create call, so a hung vCenter call fails (and is retried)
+// instead of holding the VM's reconcile forever.
+const createTimeout = 10 * time.Minute
+
+// fallbackGuestID is the guest of an ISO VM whose spec names none (admission requires one
+// for VMs with CD-ROMs, so this is a last resort).
+const fallbackGuestID = "otherGuest64"
+
+// create makes the VM, powered off, at the chosen place: a content library deploy of an
+// OVF image, or an empty VM for an ISO image (storage attaches the ISO). The VM is created
+// with its final configuration, so the instance UUID that finds it exists from the start,
+// and with its object name in the namespace folder, where vCenter refuses a second one.
+func (r *reconciler) create(ctx context.Context, t *topology, id vmIdentity, spec model.VirtualMachineSpec, cls *class, img *image, ch choice) (types.ManagedObjectReference, error) {
+	folder, err := r.namespaceFolder(ctx, t, id.namespace, true)
+	if err != nil {
+		return types.ManagedObjectReference{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, createTimeout)
+	defer cancel()
+	cs := createSpec(id, spec, cls.hw, ch.host.coreMHz, img.hardwareVersion)
+	attrs := []attribute.KeyValue{objectAttr(id.namespace, id.name), attribute.String("vmop.image", img.name),
+		attribute.String("vcenter.host", ch.host.name), attribute.String("vcenter.datastore", ch.datastore.name)}
+	if img.typ == model.ImageTypeISO {
+		return r.createEmpty(ctx, folder, id, cs, ch, attrs)
+	}
+	return r.deploy(ctx, folder, id, cs, img, ch, attrs)
+}
+
+func (r *reconciler) deploy(ctx context.Context, folder *object.Folder, id vmIdentity, cs types.VirtualMachineConfigSpec, img *image, ch choice, attrs []attribute.KeyValue) (types.ManagedObjectReference, error) {
+	xmlSpec, err := configSpecXML(cs)
+	if err != nil {
+		return types.ManagedObjectReference{}, err
+	}
+	d := vapi.Deploy{
+		DeploymentSpec: vapi.DeploymentSpec{
+			Name: id.name, DefaultDatastoreID: ch.datastore.ref.Value, AcceptAllEULA: true,
+			VmConfigSpec: &vapi.VmConfigSpec{Provider: configSpecProvider, XML: xmlSpec},
+		},
+		Target: vapi.Target{ResourcePoolID: ch.zone.pool.Value, HostID: ch.host.ref.Value, FolderID: folder.Reference().Value},
+	}
+	var ref *types.ManagedObjectReference
+	err = traced(ctx, spanDeploy, func(ctx context.Context) error {
+		var err error
+		ref, err = vapi.NewManager(r.vc.rest).DeployLibraryItem(ctx, img.itemID, d)
+		return err
+	}, append(attrs, attribute.String("vcenter.library_item", img.itemID))...)
+	if err != nil {
+		return types.ManagedObjectReference{}, fmt.Errorf("deploy %s %s (library item %s): %w", img.kind, img.name, img.itemID, err)
+	}
+	return *ref, nil
+}
+
+func (r *reconciler) createEmpty(ctx context.Context, folder *object.Folder, id vmIdentity, cs types.VirtualMachineConfigSpec, ch choice, attrs []attribute.KeyValue) (types.ManagedObjectReference, error) {
+	cs.Name = id.name
+	cs.Files = &types.VirtualMachineFileInfo{VmPathName: "[" + ch.datastore.name + "]"}
+	if cs.GuestId == "" {
+		cs.GuestId = fallbackGuestID
+	}
+	pool := object.NewResourcePool(r.vc.c.Client, ch.zone.pool)
+	host := object.NewHostSystem(r.vc.c.Client, ch.host.ref)
+	var ref types.ManagedObjectReference
+	err := traced(ctx, spanCreateVM, func(ctx context.Context) error {
+		task, err := folder.CreateVM(ctx, cs, pool, host)
+		if err != nil {
+			return err
+		}
+		info, err := task.WaitForResult(ctx)
+		if err != nil {
+			return err
+		}
+		ref = info.Result.(types.ManagedObjectReference)
+		return nil
+	}, attrs...)
+	if err != nil {
+		return types.ManagedObjectReference{}, fmt.Errorf("create VM %s: %w", id.name, err)
+	}
+	return ref, nil
+}
+
+// configure gives a VM found by name, whose create stopped before its configuration was
+// applied, that configuration.
+func (r *reconciler) configure(ctx context.Context, ref types.ManagedObjectReference, id vmIdentity, spec model.VirtualMachineSpec, cls *class) error {
+	cs := createSpec(id, spec, cls.hw, 0, 0)
+	cs.Version = "" // set at create only; vCenter upgrades hardware with UpgradeVM
+	return traced(ctx, spanReconfigure, func(ctx context.Context) error {
+		task, err := object.NewVirtualMachine(r.vc.c.Client, ref).Reconfigure(ctx, cs)
+		if err != nil {
+			return err
+		}
+		return task.Wait(ctx)
+	}, objectAttr(id.namespace, id.name))
+}
+
+// isNotFound reports that a managed object no longer exists.
+func isNotFound(err error) bool {
+	return err != nil && fault.Is(err, &types.ManagedObjectNotFound{})
+}

@@ -1,0 +1,146 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vmware/govmomi/fault"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/reconcile"
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+// remove is the VM's deletion: nothing is destroyed while a delete.check annotation
+// remains; then the VM is powered off hard and destroyed (or, with the privileged
+// skip-delete-platform-resource annotation, only released from vmop's management), and the
+// slice says Released so the gateway may remove the object.
+func (r *reconciler) remove(ctx context.Context, id vmIdentity, vm *model.VirtualMachine, prev model.VirtualMachineStatus, conds *conditions) (reconcile.Result, error) {
+	st := prev
+	conds.keep(model.ConditionClassReady, model.ConditionImageReady, model.ConditionPlacementReady, model.ConditionCreated)
+	result := func(released bool) (reconcile.Result, error) {
+		st.Conditions = conds.list()
+		return reconcile.Result{Status: &st, Released: released}, nil
+	}
+	if checks := deleteChecks(vm.Annotations); len(checks) > 0 {
+		conds.fail(model.ConditionDeleteChecksCleared, model.ReasonDeleteChecksPending,
+			"the VM is not destroyed while delete checks remain: "+strings.Join(checks, ", "))
+		return result(false)
+	}
+	conds.ok(model.ConditionDeleteChecksCleared)
+
+	t, err := r.topology(ctx, false)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	v, _, err := r.findVM(ctx, t, id, vm.Spec.InstanceUUID)
+	if errors.Is(err, errForeignVM) {
+		v, err = nil, nil // the VM with our name is not ours: nothing of ours to destroy
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if v == nil {
+		if started, inFlight := creating(prev.Conditions, r.now(), r.grace); inFlight {
+			return reconcile.Result{}, fmt.Errorf("create of %s/%s started at %s may still make a VM; waiting before releasing",
+				id.namespace, id.name, started.Format(time.RFC3339))
+		}
+		return result(true) // never created, or already destroyed
+	}
+	// A power-off or destroy started before a crash (or another service's task) is
+	// awaited, then the VM is read again, instead of issuing a second one on top of it.
+	if err := traced(ctx, spanAwaitTasks, func(ctx context.Context) error {
+		return vcenter.AwaitTasks(ctx, r.vc.c.Client, v.ref)
+	}, objectAttr(id.namespace, id.name)); err != nil {
+		return reconcile.Result{}, err
+	}
+	if v, err = r.observe(ctx, v.ref, false); err != nil {
+		return reconcile.Result{}, err
+	}
+	if v == nil {
+		return result(true) // the awaited task destroyed it
+	}
+	if _, skip := vm.Annotations[model.AnnotationSkipDeletePlatform]; skip {
+		if err := r.unmanage(ctx, id, v); err != nil {
+			return reconcile.Result{}, err
+		}
+		return result(true)
+	}
+	if err := r.powerOff(ctx, id, v); err != nil {
+		return reconcile.Result{}, fmt.Errorf("power off VM %s of %s/%s: %w", v.ref.Value, id.namespace, id.name, err)
+	}
+	if err := r.destroy(ctx, id, v); err != nil {
+		return reconcile.Result{}, fmt.Errorf("destroy VM %s of %s/%s: %w", v.ref.Value, id.namespace, id.name, err)
+	}
+	return result(true)
+}
+
+// deleteChecks lists the pending delete checks as "component (reason)", sorted.
+func deleteChecks(annotations map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+		if component, ok := strings.CutPrefix(k, model.DeleteCheckPrefix); ok {
+			out = append(out, fmt.Sprintf("%s (%s)", component, annotations[k]))
+		}
+	}
+	return out
+}
+
+// powerOff turns the VM off hard; a VM already off is fine.
+func (r *reconciler) powerOff(ctx context.Context, id vmIdentity, v *vmState) error {
+	if v.powerState == types.VirtualMachinePowerStatePoweredOff {
+		return nil
+	}
+	return traced(ctx, spanPowerOff, func(ctx context.Context) error {
+		task, err := object.NewVirtualMachine(r.vc.c.Client, v.ref).PowerOff(ctx)
+		if err == nil {
+			err = task.Wait(ctx)
+		}
+		if isInvalidPowerState(err) || isNotFound(err) {
+			return nil
+		}
+		return err
+	}, objectAttr(id.namespace, id.name))
+}
+
+func (r *reconciler) destroy(ctx context.Context, id vmIdentity, v *vmState) error {
+	return traced(ctx, spanDestroy, func(ctx context.Context) error {
+		task, err := object.NewVirtualMachine(r.vc.c.Client, v.ref).Destroy(ctx)
+		if err == nil {
+			err = task.Wait(ctx)
+		}
+		if isNotFound(err) {
+			return nil
+		}
+		return err
+	}, objectAttr(id.namespace, id.name))
+}
+
+// unmanage strips vmop's ExtraConfig keys, leaving the VM to whoever takes it over.
+func (r *reconciler) unmanage(ctx context.Context, id vmIdentity, v *vmState) error {
+	cs := types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{
+		&types.OptionValue{Key: vcenter.KeyObject, Value: ""},
+		&types.OptionValue{Key: vcenter.KeyUID, Value: ""},
+	}}
+	return traced(ctx, spanReconfigure, func(ctx context.Context) error {
+		task, err := object.NewVirtualMachine(r.vc.c.Client, v.ref).Reconfigure(ctx, cs)
+		if err == nil {
+			err = task.Wait(ctx)
+		}
+		if isNotFound(err) {
+			return nil
+		}
+		return err
+	}, objectAttr(id.namespace, id.name))
+}
+
+func isInvalidPowerState(err error) bool {
+	return err != nil && fault.Is(err, &types.InvalidPowerState{})
+}

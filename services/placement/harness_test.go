@@ -1,0 +1,346 @@
+package placement
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/view"
+	"github.com/vmware/govmomi/vim25/mo"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/events/eventstest"
+	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+const (
+	testNamespace = "my-namespace"
+	waitFor       = 30 * time.Second
+	pollEvery     = 10 * time.Millisecond // poll interval of deadline-bounded waits
+)
+
+// harness is one test's world: its own NATS with vmop's streams, the shared seeded vcsim,
+// and a vCenter client to look at what the service did there.
+type harness struct {
+	t   *testing.T
+	ctx context.Context
+	js  jetstream.JetStream
+	vc  *govmomi.Client
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*waitFor)
+	t.Cleanup(cancel)
+	js, _ := eventstest.JetStream(t)
+	vc, err := seeded.sim.Client(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = vc.Logout(context.Background()) })
+	return &harness{t: t, ctx: ctx, js: js, vc: vc}
+}
+
+// runService runs the placement service until the test ends.
+func (h *harness) runService() {
+	ctx, cancel := context.WithCancel(h.ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{JetStream: h.js, VCenterURL: seeded.sim.URL, Logger: testLogger()})
+	}()
+	h.t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			h.t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+func testLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// newTestReconciler is the service's reconciler without its loop, for tests that drive
+// reconciles themselves.
+func (h *harness) newTestReconciler() *reconciler {
+	vc, err := openSession(h.ctx, seeded.sim.URL)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(vc.close)
+	return newReconciler(h.js, vc)
+}
+
+// seedObject appends the seeded object of kind/namespace/name, renamed to as when as is
+// not "", the way the gateway stores it; its status (an image's) is published as the
+// storage service's slice, where the gateway's seed puts it.
+func (h *harness) seedObject(kind, namespace, name, as string) events.Ref {
+	h.t.Helper()
+	for _, o := range seeded.objs {
+		meta, _ := o["metadata"].(map[string]any)
+		if o["kind"] != kind || meta["name"] != name || (meta["namespace"] != nil && meta["namespace"] != namespace) {
+			continue
+		}
+		obj := deepCopy(h.t, o)
+		if as != "" {
+			obj["metadata"].(map[string]any)["name"] = as
+		}
+		return h.putObject(obj)
+	}
+	h.t.Fatalf("no seeded %s %s/%s", kind, namespace, name)
+	return events.Ref{}
+}
+
+// putObject appends obj as a new object: uid, generation 1 and creationTimestamp set,
+// status left out of SPECS and published as the storage service's slice.
+func (h *harness) putObject(obj map[string]any) events.Ref {
+	h.t.Helper()
+	k, ok := kindOf(obj)
+	if !ok {
+		h.t.Fatalf("unknown kind %v", obj["kind"])
+	}
+	meta := obj["metadata"].(map[string]any)
+	ref := events.Ref{Plural: k.Plural, Name: meta["name"].(string)}
+	if k.Namespaced {
+		ref.Namespace, _ = meta["namespace"].(string)
+	}
+	uid := uuid.NewString()
+	meta["uid"], meta["generation"] = uid, 1
+	meta["creationTimestamp"] = time.Now().UTC().Format(time.RFC3339)
+	status, hasStatus := obj["status"]
+	delete(obj, "status")
+	h.append(ref, obj)
+	if hasStatus {
+		body, err := json.Marshal(status)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if _, err := events.PublishStatus(h.ctx, h.js, ref, events.Slice{
+			Service: model.ServiceStorage, UID: uid, Generation: 1, Status: body}); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	return ref
+}
+
+// append stores obj as ref's newest record (compare-and-swap on the current one).
+func (h *harness) append(ref events.Ref, obj map[string]any) uint64 {
+	h.t.Helper()
+	var last uint64
+	rec, err := events.LastSpec(h.ctx, h.js, ref)
+	switch {
+	case err == nil:
+		last = rec.Seq
+	case !errors.Is(err, events.ErrNotFound):
+		h.t.Fatal(err)
+	}
+	body, err := json.Marshal(obj)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	seq, err := events.AppendSpec(h.ctx, h.js, ref, events.OpPut, body, last, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return seq
+}
+
+func kindOf(obj map[string]any) (model.Kind, bool) {
+	for _, k := range model.Kinds() {
+		if k.APIVersion() == obj["apiVersion"] && k.Kind == obj["kind"] {
+			return k, true
+		}
+	}
+	return model.Kind{}, false
+}
+
+func deepCopy(t *testing.T, o map[string]any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// testVM is a VirtualMachine the test created.
+type testVM struct {
+	ref                 events.Ref
+	uid, bios, instance string
+	className, image    string
+	labels, annotations map[string]any
+}
+
+// vmObject is the VM as the gateway stores it after admission: the seed document's
+// example, with the defaults admission fills in (UUIDs, spec.image, power state).
+func (v testVM) object(generation int64, deleting bool) map[string]any {
+	meta := map[string]any{"name": v.ref.Name, "namespace": v.ref.Namespace, "uid": v.uid, "generation": generation,
+		"creationTimestamp": "2026-01-01T00:00:00Z"}
+	if len(v.labels) > 0 {
+		meta["labels"] = v.labels
+	}
+	if len(v.annotations) > 0 {
+		meta["annotations"] = v.annotations
+	}
+	if deleting {
+		meta["deletionTimestamp"] = time.Now().UTC().Format(time.RFC3339)
+		meta["finalizers"] = []any{model.FinalizerVirtualMachine}
+	}
+	return map[string]any{
+		"apiVersion": model.GroupVMOperator + "/" + model.VersionVMOperator, "kind": "VirtualMachine", "metadata": meta,
+		"spec": map[string]any{
+			"className": v.className, "imageName": v.image,
+			"image":        map[string]any{"kind": "VirtualMachineImage", "name": v.image},
+			"storageClass": "my-storage-class", "powerState": "PoweredOn",
+			"biosUUID": v.bios, "instanceUUID": v.instance,
+		},
+	}
+}
+
+// newTestVM names the VM prefix-<random>: the VMs of earlier runs (-count) stay in the
+// shared vcsim, and a name taken there by another object is refused.
+func newTestVM(prefix string) testVM {
+	uid := uuid.NewString()
+	return testVM{ref: events.Ref{Plural: pluralVMs, Namespace: testNamespace, Name: prefix + "-" + uid[:8]},
+		uid: uid, bios: uuid.NewString(), instance: uuid.NewString(),
+		className: inventory.SeedClassName, image: inventory.SeedImageName}
+}
+
+// putVM appends the VM's record; the generation stays 1 (metadata changes only).
+func (h *harness) putVM(v testVM, deleting bool) uint64 {
+	h.t.Helper()
+	return h.append(v.ref, v.object(1, deleting))
+}
+
+// waitSlice waits for placement's slice of ref to satisfy ok and returns it.
+func (h *harness) waitSlice(ref events.Ref, what string, ok func(events.Slice, model.VirtualMachineStatus) bool) (events.Slice, model.VirtualMachineStatus) {
+	h.t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for {
+		var st model.VirtualMachineStatus
+		rec, err := events.LastStatus(h.ctx, h.js, ref, model.ServicePlacement)
+		if err == nil && json.Unmarshal(rec.Slice.Status, &st) == nil && ok(rec.Slice, st) {
+			return rec.Slice, st
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s: no such slice of %s before the deadline; last: %s (err %v)", what, ref, rec.Slice.Status, err)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// waitProcessed waits until placement's SPECS consumer has acknowledged every record up to
+// seq: whatever they made the service do is done.
+func (h *harness) waitProcessed(seq uint64) {
+	h.t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for {
+		c, err := h.js.Consumer(h.ctx, events.StreamSpecs, events.Durable(model.ServicePlacement))
+		if err == nil {
+			info, err := c.Info(h.ctx)
+			if err == nil && info.AckFloor.Stream >= seq {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("placement did not process SPECS up to %d before the deadline", seq)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// vmsOf returns the VMs in vcsim that carry the object uid in their ExtraConfig.
+func (h *harness) vmsOf(uid string) []mo.VirtualMachine {
+	h.t.Helper()
+	v, err := view.NewManager(h.vc.Client).CreateContainerView(h.ctx, h.vc.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer func() { _ = v.Destroy(context.Background()) }()
+	var all []mo.VirtualMachine
+	if err := v.Retrieve(h.ctx, []string{"VirtualMachine"}, []string{"name", "config", "runtime", "resourcePool", "parent"}, &all); err != nil {
+		h.t.Fatal(err)
+	}
+	var out []mo.VirtualMachine
+	for _, vm := range all {
+		if extraConfig(vm, vcenter.KeyUID) == uid {
+			out = append(out, vm)
+		}
+	}
+	return out
+}
+
+func extraConfig(vm mo.VirtualMachine, key string) string {
+	if vm.Config == nil {
+		return ""
+	}
+	for _, o := range vm.Config.ExtraConfig {
+		if ov := o.GetOptionValue(); ov.Key == key {
+			s, _ := ov.Value.(string)
+			return s
+		}
+	}
+	return ""
+}
+
+func condition(st model.VirtualMachineStatus, typ string) metav1.Condition {
+	for _, c := range st.Conditions {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return metav1.Condition{}
+}
+
+func isTrue(st model.VirtualMachineStatus, typ string) bool {
+	return condition(st, typ).Status == metav1.ConditionTrue
+}
+
+func created(_ events.Slice, st model.VirtualMachineStatus) bool {
+	return isTrue(st, model.ConditionCreated)
+}
+
+func objectVM(h *harness, vm mo.VirtualMachine) *object.VirtualMachine {
+	return object.NewVirtualMachine(h.vc.Client, vm.Self)
+}
+
+// waitIdle waits until the service's consumers of related objects have handled their
+// backlog (the seeded class and image), so that what comes next is triggered by the
+// test's own messages only.
+func (h *harness) waitIdle() {
+	h.t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for _, d := range []struct{ stream, durable string }{
+		{events.StreamSpecs, events.Durable(model.ServicePlacement + "-related")},
+		{events.StreamStatus, events.Durable(model.ServicePlacement + "-images")},
+	} {
+		for {
+			c, err := h.js.Consumer(h.ctx, d.stream, d.durable)
+			if err == nil {
+				info, err := c.Info(h.ctx)
+				if err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				h.t.Fatalf("consumer %s still busy at the deadline", d.durable)
+			}
+			time.Sleep(pollEvery)
+		}
+	}
+}

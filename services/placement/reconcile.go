@@ -1,0 +1,243 @@
+package placement
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmware/govmomi/object"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/reconcile"
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+// reconciler is the service's state: one vCenter session and what it caches of the
+// inventory.
+type reconciler struct {
+	js      jetstream.JetStream
+	vc      *session
+	topo    topologyCache
+	folders folderCache
+	now     func() time.Time
+	grace   time.Duration // createGrace
+}
+
+func newReconciler(js jetstream.JetStream, vc *session) *reconciler {
+	return &reconciler{js: js, vc: vc, folders: folderCache{m: map[string]*object.Folder{}},
+		now: time.Now, grace: createGrace}
+}
+
+// reconcile is the service's reconcile.Func: the VM's latest spec and placement's previous
+// slice in, placement's whole slice out.
+func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.Result, error) {
+	var vm model.VirtualMachine
+	if err := json.Unmarshal(o.Spec.Body, &vm); err != nil {
+		return reconcile.Result{}, fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, o.Ref, err)
+	}
+	var prev model.VirtualMachineStatus
+	if s, ok := o.Slices[model.ServicePlacement]; ok && len(s.Status) > 0 {
+		if err := json.Unmarshal(s.Status, &prev); err != nil {
+			return reconcile.Result{}, fmt.Errorf("%w: decode placement status of %s: %v", events.ErrPermanent, o.Ref, err)
+		}
+	}
+	if _, paused := o.Meta.Annotations[model.AnnotationPaused]; paused {
+		// api-rules §4: the VM service skips a paused object entirely, also on delete.
+		if s, ok := o.Slices[model.ServicePlacement]; ok && len(s.Status) > 0 {
+			return reconcile.Result{Status: s.Status}, nil
+		}
+		return reconcile.Result{}, nil
+	}
+	id := vmIdentity{namespace: o.Ref.Namespace, name: o.Ref.Name, uid: o.Meta.UID}
+	conds := newConditions(prev.Conditions, o.Meta.Generation, r.now())
+	if o.Deleting() {
+		return r.remove(ctx, id, &vm, prev, conds)
+	}
+	return r.ensure(ctx, o, id, &vm, prev, conds)
+}
+
+// ensure makes the VM exist: resolve class and image, find the VM, or place and create it.
+func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdentity, vm *model.VirtualMachine, prev model.VirtualMachineStatus, conds *conditions) (reconcile.Result, error) {
+	st := &model.VirtualMachineStatus{}
+	done := func() (reconcile.Result, error) {
+		st.Conditions = conds.list()
+		return reconcile.Result{Status: st}, nil
+	}
+	cls, err := r.resolveClass(ctx, id.namespace, vm.Spec.ClassName, conds)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	img, err := r.resolveImage(ctx, id.namespace, vm.Spec.Image, conds)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	t, err := r.topology(ctx, false)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+
+	found, adopt, err := r.findVM(ctx, t, id, vm.Spec.InstanceUUID)
+	if errors.Is(err, errForeignVM) {
+		conds.fail(model.ConditionCreated, model.ReasonError, err.Error())
+		return r.publishAndRetry(ctx, o, st, conds, err)
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if found != nil {
+		if adopt {
+			if cls == nil {
+				return done() // configured once the class is back
+			}
+			// The create that made it may still be configuring it.
+			if err := traced(ctx, spanAwaitTasks, func(ctx context.Context) error {
+				return vcenter.AwaitTasks(ctx, r.vc.c.Client, found.ref)
+			}, objectAttr(id.namespace, id.name)); err != nil {
+				return reconcile.Result{}, err
+			}
+			if err := r.configure(ctx, found.ref, id, vm.Spec, cls); err != nil {
+				return reconcile.Result{}, fmt.Errorf("configure VM %s found by name: %w", found.ref.Value, err)
+			}
+			ref := found.ref
+			if found, err = r.observe(ctx, ref, false); err != nil {
+				return reconcile.Result{}, err
+			}
+			if found == nil {
+				return reconcile.Result{}, fmt.Errorf("VM %s of %s/%s vanished while it was configured", ref.Value, id.namespace, id.name)
+			}
+		}
+		res, err := r.created(ctx, t, vm, found, st, conds, done)
+		if err == nil && vm.Labels[model.LabelZone] == "" && st.Zone != "" {
+			// The label is set before the create; a record that lost it gets it back.
+			err = r.setZoneLabel(ctx, o, st.Zone)
+		}
+		return res, err
+	}
+
+	if started, inFlight := creating(prev.Conditions, r.now(), r.grace); inFlight {
+		// A create issued before a crash may still be running in vCenter: wait for its VM
+		// instead of issuing a second one (the retry finds it by UUID or by name).
+		return reconcile.Result{}, fmt.Errorf("create of %s/%s started at %s and its VM has not appeared yet",
+			id.namespace, id.name, started.Format(time.RFC3339))
+	}
+	if cls == nil || img == nil {
+		msg := "waiting for the VirtualMachineClass and the image to be ready"
+		conds.fail(model.ConditionPlacementReady, model.ReasonNotReady, msg)
+		conds.fail(model.ConditionCreated, model.ReasonNotReady, msg)
+		return done()
+	}
+
+	zoneName := o.Meta.Labels[model.LabelZone]
+	candidates := t.names
+	if zoneName != "" {
+		if _, ok := t.zones[zoneName]; !ok {
+			if t, err = r.topology(ctx, true); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
+		if _, ok := t.zones[zoneName]; !ok {
+			conds.fail(model.ConditionPlacementReady, model.ReasonNotReady,
+				fmt.Sprintf("zone %q of label %s is not a zone in vCenter", zoneName, model.LabelZone))
+			conds.fail(model.ConditionCreated, model.ReasonNotReady, "waiting for placement")
+			return done()
+		}
+		candidates = []string{zoneName}
+	}
+	ch, err := r.place(ctx, t, candidates)
+	if errors.Is(err, errNoCapacity) {
+		conds.fail(model.ConditionPlacementReady, model.ReasonNotReady, err.Error())
+		conds.fail(model.ConditionCreated, model.ReasonNotReady, "waiting for placement")
+		return done()
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if zoneName == "" {
+		if err := r.setZoneLabel(ctx, o, ch.zone.name); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	conds.ok(model.ConditionPlacementReady)
+
+	// Record the create before issuing it: a restarted placement then waits for it.
+	conds.restart(model.ConditionCreated, "False", model.ReasonCreating,
+		fmt.Sprintf("creating from %s %s (%s) in zone %s on host %s, datastore %s",
+			img.kind, img.name, img.displayName, ch.zone.name, ch.host.name, ch.datastore.name))
+	if err := r.publish(ctx, o, st, conds); err != nil {
+		return reconcile.Result{}, err
+	}
+	ref, err := r.create(ctx, t, id, vm.Spec, cls, img, ch)
+	if err != nil {
+		conds.fail(model.ConditionCreated, model.ReasonError, err.Error())
+		return r.publishAndRetry(ctx, o, st, conds, err)
+	}
+	v, err := r.observe(ctx, ref, false)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if v == nil {
+		return reconcile.Result{}, fmt.Errorf("VM %s of %s/%s vanished right after its create", ref.Value, id.namespace, id.name)
+	}
+	return r.created(ctx, t, vm, v, st, conds, done)
+}
+
+// created reports an existing VM.
+func (r *reconciler) created(ctx context.Context, t *topology, vm *model.VirtualMachine, v *vmState, st *model.VirtualMachineStatus,
+	conds *conditions, done func() (reconcile.Result, error)) (reconcile.Result, error) {
+	if err := r.report(ctx, t, v, st); err != nil {
+		return reconcile.Result{}, err
+	}
+	st.Class = appliedClass(vm)
+	if label := vm.Labels[model.LabelZone]; label != "" && st.Zone != "" && label != st.Zone {
+		conds.fail(model.ConditionPlacementReady, model.ReasonZoneMismatch,
+			fmt.Sprintf("the VM runs in zone %s, label %s says %s", st.Zone, model.LabelZone, label))
+	} else {
+		conds.ok(model.ConditionPlacementReady)
+	}
+	conds.ok(model.ConditionCreated)
+	return done()
+}
+
+// appliedClass is the class last applied to the VM (api-rules §3): the one the
+// last-resized-vm-class annotation names while a resize is pending or after one, else the
+// spec's class, which the VM was created with.
+func appliedClass(vm *model.VirtualMachine) *model.LocalObjectRef {
+	name := vm.Spec.ClassName
+	if a := vm.Annotations[model.AnnotationLastResizedClass]; a != "" {
+		var last struct{ Name string }
+		if json.Unmarshal([]byte(a), &last) == nil && last.Name != "" {
+			name = last.Name
+		}
+	}
+	return &model.LocalObjectRef{APIVersion: model.GroupVMOperator + "/" + model.VersionVMOperator,
+		Kind: "VirtualMachineClass", Name: name}
+}
+
+// publish makes st, with the conditions so far, placement's slice now, before the
+// reconcile ends: for a record that must survive a crash in what follows.
+func (r *reconciler) publish(ctx context.Context, o reconcile.Object, st *model.VirtualMachineStatus, conds *conditions) error {
+	st.Conditions = conds.list()
+	body, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("%w: encode status of %s: %v", events.ErrPermanent, o.Ref, err)
+	}
+	_, err = events.PublishStatus(ctx, r.js, o.Ref, events.Slice{
+		Service: model.ServicePlacement, UID: o.Meta.UID, Generation: o.Meta.Generation, Status: body})
+	if err != nil {
+		return fmt.Errorf("publish status of %s: %w", o.Ref, err)
+	}
+	return nil
+}
+
+// publishAndRetry shows a failure in the slice and returns it, so the reconcile is retried
+// with backoff instead of waiting for the next change.
+func (r *reconciler) publishAndRetry(ctx context.Context, o reconcile.Object, st *model.VirtualMachineStatus, conds *conditions, cause error) (reconcile.Result, error) {
+	if err := r.publish(ctx, o, st, conds); err != nil {
+		return reconcile.Result{}, errors.Join(cause, err)
+	}
+	return reconcile.Result{}, cause
+}

@@ -1,0 +1,47 @@
+package placement
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+const tracerName = "github.com/vmop/vmop/services/placement"
+
+// Span names of the vCenter calls, one per kind of call.
+const (
+	spanFindVM      = "vcenter FindVM"
+	spanFindByName  = "vcenter FindChild"
+	spanTopology    = "vcenter DiscoverZones"
+	spanCapacity    = "vcenter RetrieveCapacity"
+	spanFolder      = "vcenter EnsureFolder"
+	spanDeploy      = "vcenter DeployLibraryItem"
+	spanCreateVM    = "vcenter CreateVM"
+	spanReconfigure = "vcenter ReconfigVM"
+	spanObserve     = "vcenter RetrieveVM"
+	spanPowerOff    = "vcenter PowerOffVM"
+	spanDestroy     = "vcenter DestroyVM"
+	spanAwaitTasks  = "vcenter AwaitTasks"
+)
+
+// traced runs one vCenter call inside a CLIENT span that is a child of ctx's span (the
+// reconcile's consumer span), so a trace shows which vCenter calls a change caused.
+func traced(ctx context.Context, name string, f func(context.Context) error, attrs ...attribute.KeyValue) error {
+	ctx, span := otel.Tracer(tracerName).Start(ctx, name,
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	defer span.End()
+	err := f(ctx)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return err
+}
+
+// objectAttr names the VirtualMachine a span works for.
+func objectAttr(namespace, name string) attribute.KeyValue {
+	return attribute.String("vmop.object", namespace+"/"+name)
+}

@@ -1,0 +1,185 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+// vmState is what placement reads of a VM in vCenter.
+type vmState struct {
+	ref          types.ManagedObjectReference
+	biosUUID     string
+	instanceUUID string
+	version      string // vmx-NN
+	created      *time.Time
+	host, pool   *types.ManagedObjectReference
+	powerState   types.VirtualMachinePowerState
+	uid          string // ExtraConfig vcenter.KeyUID; read only for a VM found by name
+}
+
+var vmProps = []string{"config.uuid", "config.instanceUuid", "config.version", "config.createDate",
+	"runtime.host", "runtime.powerState", "resourcePool"}
+
+// errForeignVM: the VM's name is taken in its namespace folder by a VM of another object
+// (an earlier incarnation still being destroyed, or someone else's VM).
+var errForeignVM = errors.New("name taken by another VM")
+
+// findVM looks for the object's VM: by the spec's instance UUID first (a VM made by an
+// earlier reconcile), then by name in the namespace folder (a create that never got as far
+// as setting the UUID). adopt reports a VM found by name that is not configured yet.
+func (r *reconciler) findVM(ctx context.Context, t *topology, id vmIdentity, instanceUUID string) (v *vmState, adopt bool, err error) {
+	if instanceUUID != "" {
+		var vm *object.VirtualMachine
+		err := traced(ctx, spanFindVM, func(ctx context.Context) error {
+			var err error
+			vm, err = vcenter.FindVM(ctx, r.vc.c, instanceUUID)
+			return err
+		}, objectAttr(id.namespace, id.name))
+		switch {
+		case err == nil:
+			v, err := r.observe(ctx, vm.Reference(), false)
+			if v != nil || err != nil {
+				return v, false, err
+			}
+		case !errors.Is(err, vcenter.ErrNotFound):
+			return nil, false, err
+		}
+	}
+	folder, err := r.namespaceFolder(ctx, t, id.namespace, false)
+	if err != nil || folder == nil {
+		return nil, false, err
+	}
+	var ref object.Reference
+	err = traced(ctx, spanFindByName, func(ctx context.Context) error {
+		var err error
+		ref, err = object.NewSearchIndex(r.vc.c.Client).FindChild(ctx, folder, id.name)
+		return err
+	}, objectAttr(id.namespace, id.name))
+	if err != nil || ref == nil || ref.Reference().Type != "VirtualMachine" {
+		return nil, false, err
+	}
+	v, err = r.observe(ctx, ref.Reference(), true)
+	if err != nil || v == nil {
+		return nil, false, err
+	}
+	switch v.uid {
+	case id.uid:
+		return v, instanceUUID != "" && v.instanceUUID != instanceUUID, nil
+	case "":
+		return v, true, nil
+	default:
+		return nil, false, fmt.Errorf("%w: VM %s in folder %s belongs to object uid %s", errForeignVM, id.name, id.namespace, v.uid)
+	}
+}
+
+// observe reads the VM; nil when it no longer exists.
+func (r *reconciler) observe(ctx context.Context, ref types.ManagedObjectReference, withUID bool) (*vmState, error) {
+	props := vmProps
+	if withUID {
+		props = append(props[:len(props):len(props)], "config.extraConfig")
+	}
+	var vm mo.VirtualMachine
+	err := traced(ctx, spanObserve, func(ctx context.Context) error {
+		return property.DefaultCollector(r.vc.c.Client).RetrieveOne(ctx, ref, props, &vm)
+	})
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read VM %s: %w", ref.Value, err)
+	}
+	v := &vmState{ref: ref, host: vm.Runtime.Host, pool: vm.ResourcePool, powerState: vm.Runtime.PowerState}
+	if c := vm.Config; c != nil {
+		v.biosUUID, v.instanceUUID, v.version = c.Uuid, c.InstanceUuid, c.Version
+		v.created = c.CreateDate
+		for _, o := range c.ExtraConfig {
+			if ov := o.GetOptionValue(); ov.Key == vcenter.KeyUID {
+				v.uid, _ = ov.Value.(string)
+			}
+		}
+	}
+	return v, nil
+}
+
+// report fills the placement fields of status from the VM (api-rules §3 sources).
+func (r *reconciler) report(ctx context.Context, t *topology, v *vmState, st *model.VirtualMachineStatus) error {
+	st.UniqueID = v.ref.Value
+	st.BiosUUID, st.InstanceUUID = v.biosUUID, v.instanceUUID
+	st.HardwareVersion = hardwareVersion(v.version)
+	if v.created != nil {
+		at := metav1.NewTime(v.created.UTC().Truncate(time.Second))
+		st.Provider = &model.VirtualMachineProviderStatus{CreationTimestamp: &at}
+	}
+	if v.host != nil {
+		name, err := r.hostName(ctx, t, *v.host)
+		if err != nil {
+			return err
+		}
+		st.NodeName = name
+	}
+	if v.pool != nil {
+		z, err := r.zoneOfPool(ctx, t, *v.pool)
+		if err != nil {
+			return err
+		}
+		st.Zone = z
+	}
+	return nil
+}
+
+func (r *reconciler) hostName(ctx context.Context, t *topology, ref types.ManagedObjectReference) (string, error) {
+	if name, ok := t.hostName[ref]; ok {
+		return name, nil
+	}
+	var h mo.HostSystem
+	err := traced(ctx, spanObserve, func(ctx context.Context) error {
+		return property.DefaultCollector(r.vc.c.Client).RetrieveOne(ctx, ref, []string{"name"}, &h)
+	})
+	if err != nil {
+		return "", fmt.Errorf("name of host %s: %w", ref.Value, err)
+	}
+	return h.Name, nil
+}
+
+// zoneOfPool is the zone whose cluster holds pool: the cluster's root pool is known from the
+// topology, a child pool is traced to its owner.
+func (r *reconciler) zoneOfPool(ctx context.Context, t *topology, pool types.ManagedObjectReference) (string, error) {
+	if z, ok := t.poolZone[pool]; ok {
+		return z, nil
+	}
+	var rp mo.ResourcePool
+	err := traced(ctx, spanObserve, func(ctx context.Context) error {
+		return property.DefaultCollector(r.vc.c.Client).RetrieveOne(ctx, pool, []string{"owner"}, &rp)
+	})
+	if err != nil {
+		return "", fmt.Errorf("owner of resource pool %s: %w", pool.Value, err)
+	}
+	for _, z := range t.zones {
+		if z.cluster == rp.Owner {
+			return z.name, nil
+		}
+	}
+	return "", nil // outside every zone
+}
+
+// hardwareVersion turns "vmx-19" into 19; 0 when it is no vmx version.
+func hardwareVersion(v string) int32 {
+	n, err := strconv.ParseInt(strings.TrimPrefix(v, "vmx-"), 10, 32)
+	if err != nil || !strings.HasPrefix(v, "vmx-") {
+		return 0
+	}
+	return int32(n)
+}

@@ -1,0 +1,171 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmware/govmomi"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/reconcile"
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+// handler reconciles one VirtualMachine at a time (the loop serialises per object).
+type handler struct {
+	js  jetstream.JetStream
+	vc  *govmomi.Client
+	now func() time.Time
+}
+
+// reconcile reports the storage class check before the VM exists; once placement has
+// created it, it adds the missing controllers and reports what the VM has.
+func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.Result, error) {
+	prev := o.Slices[model.ServiceStorage]
+	if o.Deleting() {
+		// Placement destroys the VM and its disks; nothing here to undo. The last report
+		// stays until the object goes.
+		return reconcile.Result{Status: previousStatus(prev), Released: true}, nil
+	}
+	var vm model.VirtualMachine
+	if err := json.Unmarshal(o.Spec.Body, &vm); err != nil {
+		return reconcile.Result{}, fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, o.Ref, err)
+	}
+	prevConds, err := reconcile.SliceConditions(prev)
+	if err != nil {
+		prevConds = nil // a slice we cannot read only costs transition times
+	}
+	conds := reconcile.NewConditionSet(prevConds, o.Meta.Generation, h.now())
+	status := model.VirtualMachineStatus{}
+
+	class, err := h.storageClass(ctx, vm.Spec.StorageClass)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if !created(o) {
+		class.ready(conds, "", "waiting for the VM to be created")
+		status.Conditions = conds.List()
+		return reconcile.Result{Status: status}, nil
+	}
+
+	vcVM, err := vcenter.FindVM(ctx, h.vc, vm.Spec.InstanceUUID)
+	if errors.Is(err, vcenter.ErrNotFound) {
+		// Placement's report is ahead of what we see, or the VM went away: its next slice
+		// (or the resync) brings us back.
+		class.ready(conds, "", fmt.Sprintf("no VM with instance UUID %q in vCenter", vm.Spec.InstanceUUID))
+		status.Conditions = conds.List()
+		return reconcile.Result{Status: status}, nil
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := vcenter.AwaitTasks(ctx, h.vc.Client, vcVM.Reference()); err != nil {
+		return reconcile.Result{}, err
+	}
+	mvm, err := readVM(ctx, vcVM)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+
+	var problem string
+	if add := missingControllers(vm.Spec.Hardware, mvm.Config.Hardware.Device); len(add) > 0 {
+		err := addControllers(ctx, vcVM, add)
+		switch {
+		case vcenter.IsFault(err):
+			problem = fmt.Sprintf("adding controllers %s failed: %v", describe(add), err)
+		case err != nil:
+			return reconcile.Result{}, err
+		default:
+			if mvm, err = readVM(ctx, vcVM); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
+	}
+	if problem == "" {
+		if still := missingControllers(vm.Spec.Hardware, mvm.Config.Hardware.Device); len(still) > 0 {
+			problem = fmt.Sprintf("the VM lacks controllers %s", describe(still))
+		}
+	}
+
+	observed := observe(mvm)
+	status.Volumes = observed.volumes
+	status.Hardware = &model.VirtualMachineHardwareStatus{Controllers: observed.controllers}
+	status.Storage = observed.storage
+	class.ready(conds, problem, "")
+	status.Conditions = conds.List()
+	return reconcile.Result{Status: status}, nil
+}
+
+// classCheck is the outcome of resolving spec.storageClass: a reason and message when it
+// failed.
+type classCheck struct{ reason, message string }
+
+// ready sets VirtualMachineStorageReady: True when the storage class resolved and
+// nothing is pending or missing. A class problem comes first; problem is what is wrong
+// with the controllers, pending what the service still waits for.
+func (c classCheck) ready(conds *reconcile.ConditionSet, problem, pending string) {
+	switch {
+	case c.reason != "":
+		conds.Set(model.ConditionStorageReady, metav1.ConditionFalse, c.reason, joinMessages(c.message, problem))
+	case problem != "":
+		conds.Set(model.ConditionStorageReady, metav1.ConditionFalse, model.ReasonHardwareControllersMismatch, problem)
+	case pending != "":
+		conds.Set(model.ConditionStorageReady, metav1.ConditionFalse, model.ReasonNotReady, pending)
+	default:
+		conds.Set(model.ConditionStorageReady, metav1.ConditionTrue, "", "")
+	}
+}
+
+// storageClass resolves the VM's StorageClass from SPECS: it must exist and name its
+// vSphere storage policy. Only a failure to read is an error.
+func (h *handler) storageClass(ctx context.Context, name string) (classCheck, error) {
+	if name == "" {
+		return classCheck{model.ReasonStorageClassRequired, "spec.storageClass is empty: a VM needs a storage class"}, nil
+	}
+	rec, err := events.LastSpec(ctx, h.js, events.Ref{Plural: "storageclasses", Name: name})
+	if errors.Is(err, events.ErrNotFound) || (err == nil && rec.Op == events.OpDelete) {
+		return classCheck{model.ReasonNotFound, fmt.Sprintf("storage class %q not found", name)}, nil
+	}
+	if err != nil {
+		return classCheck{}, fmt.Errorf("read storage class %s: %w", name, err)
+	}
+	var sc model.StorageClass
+	if err := json.Unmarshal(rec.Body, &sc); err != nil {
+		return classCheck{model.ReasonInvalid, fmt.Sprintf("storage class %q cannot be read: %v", name, err)}, nil
+	}
+	if sc.Parameters[model.StoragePolicyIDParameter] == "" {
+		return classCheck{model.ReasonInvalid, fmt.Sprintf("storage class %q has no parameters.%s", name, model.StoragePolicyIDParameter)}, nil
+	}
+	return classCheck{}, nil
+}
+
+// created tells whether placement reports the vSphere VM created.
+func created(o reconcile.Object) bool {
+	conds, err := reconcile.SliceConditions(o.Slices[model.ServicePlacement])
+	return err == nil && reconcile.IsTrue(conds, model.ConditionCreated)
+}
+
+// previousStatus is the status of the service's previous slice, to publish again.
+func previousStatus(prev events.Slice) any {
+	if len(prev.Status) == 0 {
+		return nil
+	}
+	return prev.Status
+}
+
+func joinMessages(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "; ")
+}

@@ -1,0 +1,234 @@
+package storage
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/vmop/vmop/pkg/model"
+)
+
+// observation is the service's part of the status, read from the VM (api-rules §3).
+type observation struct {
+	volumes     []model.VirtualMachineVolumeStatus
+	controllers []model.VirtualControllerStatus
+	storage     *model.VirtualMachineStorageStatus
+}
+
+func observe(vm mo.VirtualMachine) observation {
+	devices := object.VirtualDeviceList(vm.Config.Hardware.Device)
+	vols := classicVolumes(devices, vm.LayoutEx)
+	return observation{volumes: vols, controllers: controllers(devices), storage: usage(vols, vm.LayoutEx)}
+}
+
+// classicVolumes reports every disk of the VM as a Classic volume, sorted by disk UUID.
+// vmop attaches no managed (PVC) volumes yet, so every disk is one the image brought.
+func classicVolumes(devices object.VirtualDeviceList, layout *types.VirtualMachineFileLayoutEx) []model.VirtualMachineVolumeStatus {
+	var out []model.VirtualMachineVolumeStatus
+	for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
+		disk := d.(*types.VirtualDisk)
+		b := backingOf(disk)
+		v := model.VirtualMachineVolumeStatus{
+			Name:        volumeName(b.fileName, disk.Key),
+			Type:        model.VolumeTypeClassic,
+			Attached:    true,
+			DiskUUID:    b.uuid,
+			DiskMode:    diskModes[types.VirtualDiskMode(b.diskMode)],
+			SharingMode: model.VolumeSharingModeNone,
+			Limit:       bytes(disk.CapacityInBytes),
+			Requested:   bytes(disk.CapacityInBytes),
+			Used:        bytes(uniqueSize(layout, disk.Key)),
+		}
+		if b.sharing == string(types.VirtualDiskSharingSharingMultiWriter) {
+			v.SharingMode = model.VolumeSharingModeMultiWriter
+		}
+		if b.key != nil {
+			v.Crypto = &model.VirtualMachineVolumeCryptoStatus{KeyID: b.key.KeyId}
+			if b.key.ProviderId != nil {
+				v.Crypto.ProviderID = b.key.ProviderId.Id
+			}
+		}
+		if c := devices.FindByKey(disk.ControllerKey); c != nil && disk.UnitNumber != nil {
+			if typ, bus, ok := controllerID(c); ok {
+				v.ControllerType, v.ControllerBusNumber, v.UnitNumber = typ, &bus, ptr(*disk.UnitNumber)
+			}
+		}
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b model.VirtualMachineVolumeStatus) int { return cmp.Compare(a.DiskUUID, b.DiskUUID) })
+	uniqueNames(out)
+	return out
+}
+
+// diskBacking is what the status needs of a disk's backing, whatever its kind.
+type diskBacking struct {
+	fileName, uuid, diskMode, sharing string
+	key                               *types.CryptoKeyId
+}
+
+func backingOf(d *types.VirtualDisk) diskBacking {
+	switch b := d.Backing.(type) {
+	case *types.VirtualDiskFlatVer2BackingInfo:
+		return diskBacking{b.FileName, b.Uuid, b.DiskMode, b.Sharing, b.KeyId}
+	case *types.VirtualDiskSeSparseBackingInfo:
+		return diskBacking{b.FileName, b.Uuid, b.DiskMode, "", b.KeyId}
+	case *types.VirtualDiskSparseVer2BackingInfo:
+		return diskBacking{b.FileName, b.Uuid, b.DiskMode, "", b.KeyId}
+	case *types.VirtualDiskRawDiskMappingVer1BackingInfo:
+		return diskBacking{b.FileName, b.Uuid, b.DiskMode, b.Sharing, nil}
+	case types.BaseVirtualDeviceFileBackingInfo:
+		return diskBacking{fileName: b.GetVirtualDeviceFileBackingInfo().FileName}
+	}
+	return diskBacking{}
+}
+
+var diskModes = map[types.VirtualDiskMode]model.VolumeDiskMode{
+	types.VirtualDiskModePersistent:                model.VolumeDiskModePersistent,
+	types.VirtualDiskModeIndependent_persistent:    model.VolumeDiskModeIndependentPersistent,
+	types.VirtualDiskModeNonpersistent:             model.VolumeDiskModeNonPersistent,
+	types.VirtualDiskModeIndependent_nonpersistent: model.VolumeDiskModeIndependentNonPersistent,
+}
+
+// volumeName names a disk as upstream does, after its file ("[ds] my-vm/disk-0.vmdk" is
+// disk-0), made a DNS label so it can stand beside spec.volumes names (my-vm_1 becomes
+// my-vm-1). A disk without a usable file name is disk-<device key>.
+func volumeName(fileName string, key int32) string {
+	var p object.DatastorePath
+	base := fileName
+	if p.FromString(fileName) {
+		base = p.Path
+	}
+	base = path.Base(base)
+	base = strings.TrimSuffix(base, path.Ext(base))
+	var b strings.Builder
+	for _, r := range strings.ToLower(base) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	name := strings.Trim(b.String(), "-")
+	if len(name) > 63 {
+		name = strings.Trim(name[:63], "-")
+	}
+	if name == "" {
+		return fmt.Sprintf("disk-%d", key)
+	}
+	return name
+}
+
+// uniqueNames suffixes repeated names (two disks with the same file name in different
+// directories) with -2, -3, … in disk UUID order, so names stay a list-map key.
+func uniqueNames(vols []model.VirtualMachineVolumeStatus) {
+	seen := map[string]int{}
+	for i := range vols {
+		n := vols[i].Name
+		seen[n]++
+		if seen[n] > 1 {
+			vols[i].Name = fmt.Sprintf("%s-%d", n, seen[n])
+		}
+	}
+}
+
+// uniqueSize is the space the disk's own files take: the unique size of every file of
+// every link of its chain in layoutEx.
+func uniqueSize(layout *types.VirtualMachineFileLayoutEx, key int32) int64 {
+	if layout == nil {
+		return 0
+	}
+	sizes := make(map[int32]int64, len(layout.File))
+	for _, f := range layout.File {
+		sizes[f.Key] = f.UniqueSize
+	}
+	var n int64
+	for _, d := range layout.Disk {
+		if d.Key != key {
+			continue
+		}
+		for _, unit := range d.Chain {
+			for _, k := range unit.FileKey {
+				n += sizes[k]
+			}
+		}
+	}
+	return n
+}
+
+// diskFileTypes are the layoutEx file types that belong to disks; every other file counts
+// as usage.other.
+var diskFileTypes = map[types.VirtualMachineFileLayoutExFileType]bool{
+	types.VirtualMachineFileLayoutExFileTypeDiskDescriptor:   true,
+	types.VirtualMachineFileLayoutExFileTypeDiskExtent:       true,
+	types.VirtualMachineFileLayoutExFileTypeDigestDescriptor: true,
+	types.VirtualMachineFileLayoutExFileTypeDigestExtent:     true,
+}
+
+// usage is status.storage: requested and used by the Classic volumes, other files, and
+// the quota charge total = requested.disks + usage.other.
+func usage(vols []model.VirtualMachineVolumeStatus, layout *types.VirtualMachineFileLayoutEx) *model.VirtualMachineStorageStatus {
+	var requested, used, other int64
+	for _, v := range vols {
+		if v.Type != model.VolumeTypeClassic {
+			continue
+		}
+		requested += v.Requested.Value()
+		used += v.Used.Value()
+	}
+	if layout != nil {
+		for _, f := range layout.File {
+			if !diskFileTypes[types.VirtualMachineFileLayoutExFileType(f.Type)] {
+				other += f.UniqueSize
+			}
+		}
+	}
+	return &model.VirtualMachineStorageStatus{
+		Total:     bytes(requested + other),
+		Requested: &model.VirtualMachineStorageStatusRequested{Disks: bytes(requested)},
+		Usage:     &model.VirtualMachineStorageStatusUsage{Disks: bytes(used), Other: bytes(other)},
+	}
+}
+
+// controllers reports the storage controllers with the disks and CD-ROMs on them, found
+// by each device's controller key (vcsim never fills a controller's own device list).
+func controllers(devices object.VirtualDeviceList) []model.VirtualControllerStatus {
+	var out []model.VirtualControllerStatus
+	for _, d := range devices {
+		typ, bus, ok := controllerID(d)
+		if !ok {
+			continue
+		}
+		key := d.GetVirtualDevice().Key
+		c := model.VirtualControllerStatus{BusNumber: bus, Type: typ, DeviceKey: key}
+		for _, child := range devices {
+			v := child.GetVirtualDevice()
+			if v.ControllerKey != key || v.UnitNumber == nil {
+				continue
+			}
+			switch child.(type) {
+			case *types.VirtualDisk:
+				c.Devices = append(c.Devices, model.VirtualDeviceStatus{Type: model.DeviceTypeDisk, UnitNumber: *v.UnitNumber})
+			case *types.VirtualCdrom:
+				c.Devices = append(c.Devices, model.VirtualDeviceStatus{Type: model.DeviceTypeCDROM, UnitNumber: *v.UnitNumber})
+			}
+		}
+		slices.SortFunc(c.Devices, func(a, b model.VirtualDeviceStatus) int { return cmp.Compare(a.UnitNumber, b.UnitNumber) })
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b model.VirtualControllerStatus) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.BusNumber, b.BusNumber))
+	})
+	return out
+}
+
+// bytes renders a size as Kubernetes does: a binary suffix when it divides evenly (20Gi).
+func bytes(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.BinarySI) }
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// topology is the compose layout run in this process: nats, vcsim, api and each service
+// as its own role with its own lifetime, so a test can stop and restart one service.
+type topology struct {
+	*stack
+	env   map[string]string
+	stops map[string]func()
+}
+
+func startTopology(t *testing.T) *topology {
+	t.Helper()
+	data := t.TempDir()
+	natsAddr, vcsimAddr := freeAddr(t), freeAddr(t)
+	tp := &topology{
+		stack: &stack{t: t, kubeconfig: filepath.Join(data, "kubeconfig"), data: data},
+		env: map[string]string{
+			"VMOP_DATA":        data,
+			"VMOP_ADDR":        freeAddr(t),
+			"VMOP_NATS_ADDR":   natsAddr,
+			"VMOP_NATS_URL":    "nats://" + natsAddr,
+			"VMOP_VCSIM_ADDR":  vcsimAddr,
+			"VMOP_VCENTER_URL": "https://" + vcsimAddr + "/sdk",
+		},
+		stops: map[string]func(){},
+	}
+	t.Cleanup(func() {
+		for _, role := range []string{"placement", "power", "storage", "network", "crypto", "api", "vcsim", "nats"} {
+			if stop := tp.stops[role]; stop != nil {
+				stop()
+			}
+		}
+	})
+	tp.start("nats")
+	tp.waitListening(natsAddr)
+	tp.start("vcsim")
+	tp.waitListening(vcsimAddr)
+	for _, role := range []string{"api", "placement", "power", "storage", "network", "crypto"} {
+		tp.start(role)
+	}
+	tp.eventually("seeded inventory visible to kubectl", func() bool {
+		out, err := tp.kubectlErr("get", "vmclass", "my-vm-class", "-n", "my-namespace", "-o", "name")
+		return err == nil && out != ""
+	})
+	return tp
+}
+
+// start runs one role until stop is called.
+func (tp *topology) start(role string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, role, func(k string) string { return tp.env[k] }) }()
+	tp.stops[role] = func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				tp.t.Errorf("role %s: %v", role, err)
+			}
+		case <-time.After(30 * time.Second):
+			tp.t.Errorf("role %s did not stop within 30s", role)
+		}
+		delete(tp.stops, role)
+	}
+}
+
+func (tp *topology) waitListening(addr string) {
+	tp.eventually(addr+" listening", func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+}
