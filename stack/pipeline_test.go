@@ -106,9 +106,9 @@ func TestPipeline(t *testing.T) {
 	t.Run("a power-on check holds the VM off until a privileged user removes it", func(t *testing.T) {
 		tp.apply(vmNamed("checked-vm", "  annotations:\n    poweron.check.vmoperator.vmware.com/ad: joining the domain\n"), "user")
 		tp.eventually("power-on blocked, naming the check", func() bool {
-			msg := tp.kubectl("get", "vm", "checked-vm", "-n", "my-namespace", "-o",
-				`jsonpath={.status.conditions[?(@.type=="VirtualMachinePowerStateSynced")].message}`)
-			return strings.Contains(msg, "ad")
+			got := tp.kubectl("get", "vm", "checked-vm", "-n", "my-namespace", "-o",
+				`jsonpath={.status.conditions[?(@.type=="VirtualMachinePowerStateSynced")]['reason','message']}`)
+			return strings.HasPrefix(got, "PowerOnBlocked") && strings.Contains(got, `ad=`)
 		})
 		if p := tp.power(vc, "checked-vm"); p != types.VirtualMachinePowerStatePoweredOff {
 			t.Errorf("checked VM is %s in vcsim, want poweredOff", p)

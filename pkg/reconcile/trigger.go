@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -31,9 +32,17 @@ type Trigger struct {
 	locks objectLocks
 	jobs  sync.WaitGroup // requested reconciles not finished yet
 
-	mu      sync.Mutex
-	waiting map[string]bool // objects with a requested reconcile that has not read them yet
+	mu       sync.Mutex
+	waiting  map[string]bool // objects with a requested reconcile that has not read them yet
+	failures map[string]int  // consecutive failed reconciles by object
 }
+
+// Failed triggered reconciles are tried again after 1s, 2s, 4s, 8s; after that the
+// loop's resync is left to retry.
+const (
+	triggerAttempts   = 5
+	triggerFirstRetry = time.Second
+)
 
 // NewTrigger prepares triggered reconciles of cfg's objects with f; cfg is the Config
 // given to Run.
@@ -43,9 +52,10 @@ func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
 	}
 	return &Trigger{
 		js: js, cfg: cfg, f: f,
-		q:       events.NewKeyedQueue(max(cfg.Workers, 1)),
-		locks:   objectLocks{held: map[string]*objectLock{}},
-		waiting: map[string]bool{},
+		q:        events.NewKeyedQueue(max(cfg.Workers, 1)),
+		locks:    objectLocks{held: map[string]*objectLock{}},
+		waiting:  map[string]bool{},
+		failures: map[string]int{},
 	}
 }
 
@@ -106,10 +116,38 @@ func (t *Trigger) Request(ctx context.Context, ref events.Ref) {
 			return
 		}
 		l := &loop{js: t.js, cfg: t.cfg, f: t.f}
-		if err := l.reconcile(ctx, ref); err != nil && ctx.Err() == nil {
-			t.cfg.Logger.Warn("triggered reconcile", "service", t.cfg.Service, "object", ref.String(), "err", err)
-		}
+		t.settle(ctx, ref, l.reconcile(ctx, ref))
 	})
+}
+
+// settle counts a reconcile's failure and schedules its retry.
+func (t *Trigger) settle(ctx context.Context, ref events.Ref, err error) {
+	key := events.SpecSubject(ref)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err == nil || ctx.Err() != nil {
+		delete(t.failures, key)
+		return
+	}
+	t.failures[key]++
+	n := t.failures[key]
+	log := t.cfg.Logger.With("service", t.cfg.Service, "object", ref.String(), "err", err, "attempt", n)
+	if n >= triggerAttempts || errors.Is(err, events.ErrPermanent) {
+		delete(t.failures, key)
+		log.Warn("triggered reconcile failed; left to the resync")
+		return
+	}
+	delay := triggerFirstRetry << (n - 1)
+	log.Warn("triggered reconcile failed; retrying", "in", delay)
+	t.jobs.Add(1)
+	go func() {
+		defer t.jobs.Done()
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+			t.Request(ctx, ref)
+		}
+	}()
 }
 
 // Wait returns once every requested reconcile has finished; after the context given to
@@ -120,6 +158,9 @@ func (t *Trigger) Wait() { t.jobs.Wait() }
 // interrupted and may have missed changes.
 func (t *Trigger) RequestAll(ctx context.Context) error {
 	subjects, err := events.Subjects(ctx, t.js, events.StreamSpecs, events.SpecFilter(t.cfg.Plural))
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil // no stream yet (Run creates it): no objects either
+	}
 	if err != nil {
 		return err
 	}

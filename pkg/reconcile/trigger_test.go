@@ -211,3 +211,38 @@ func TestTriggerFuncRereadsAReplacedSpec(t *testing.T) {
 		}
 	}
 }
+
+// A triggered reconcile that fails is tried again.
+func TestTriggerRetriesAFailure(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	if _, err := events.AppendSpec(ctx, js, triggerRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	calls := 0
+	f := func(context.Context, Object) (Result, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if calls++; calls == 1 {
+			return Result{}, errors.New("vCenter hiccup")
+		}
+		return Result{Status: map[string]any{"generation": 1}}, nil
+	}
+	tr := NewTrigger(js, Config{Service: "power", Plural: "virtualmachines"}, f)
+	tr.Request(ctx, triggerRef)
+	waitSlice(t, js, triggerRef, `{"generation":1}`)
+	tr.Wait()
+	if calls != 2 {
+		t.Errorf("reconciled %d times, want 2", calls)
+	}
+}
+
+// Before the streams exist there is nothing to reconcile, and that is no error.
+func TestTriggerRequestAllWithoutStreams(t *testing.T) {
+	js, _ := eventstest.Connect(t, eventstest.Server(t))
+	tr := NewTrigger(js, Config{Service: "power", Plural: "virtualmachines"}, newProbe().f)
+	if err := tr.RequestAll(t.Context()); err != nil {
+		t.Errorf("RequestAll = %v, want nil", err)
+	}
+}

@@ -64,6 +64,7 @@ func Run(ctx context.Context, cfg Config) error {
 		log:   log,
 	}
 	(&finalizer{specs: specs, rm: rm, log: log}).run(ctx)
+	defer startAnnouncer(ctx, cancel, cfg.JetStream, rm, cfg.DataDir, log)()
 	go func() {
 		if err := s.seed(ctx, cfg.Seed); err != nil {
 			cancel(fmt.Errorf("seed inventory: %w", err))

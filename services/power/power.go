@@ -1,31 +1,73 @@
 // Package power drives a VirtualMachine's power state (Hard, Soft and TrySoft modes, restarts, power-on checks) and resizes it by class.
 //
+// The VM is powered on once placement created it, storage, network and crypto report
+// their parts ready and no poweron.check.vmoperator.vmware.com/* annotation remains;
+// powered off or suspended when the spec says so. A watch on vCenter's events brings
+// out-of-band changes (someone powering the VM off in vCenter) back to the spec.
+//
 // Run is the whole service; the stack binary wires it with configuration.
 package power
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"net/url"
+	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+const (
+	plural = "virtualmachines"
+	// resyncEvery catches what the vCenter watch may have missed (while it restarted, or
+	// where vCenter posts no event).
+	resyncEvery = 30 * time.Second
+	workers     = 8
 )
 
 // Config is what the service needs.
 type Config struct {
-	JetStream jetstream.JetStream
+	JetStream  jetstream.JetStream
+	VCenterURL *url.URL // with user:password
+	Logger     *slog.Logger
 }
 
 // Run reconciles VirtualMachines until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
-		Service: model.ServicePower, Plural: "virtualmachines", Workers: 8,
-	}, reconcileVM)
-}
+	if cfg.VCenterURL == nil {
+		return errors.New("power: no vCenter URL")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	vc, err := vcenter.Connect(ctx, cfg.VCenterURL)
+	if err != nil {
+		return err
+	}
+	defer cleanup(vc.Logout)
 
-// reconcileVM reports that the service has seen the VM's generation and, when the VM is
-// being deleted, that it holds nothing back. The vCenter work arrives with the pipeline.
-func reconcileVM(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
-	return reconcile.Result{Released: o.Deleting()}, nil
+	r := &reconciler{js: cfg.JetStream, vc: vc, index: newVMIndex(), log: log}
+	rcfg := reconcile.Config{
+		Service: model.ServicePower, Plural: plural, Workers: workers,
+		Inputs: inputs, Resync: resyncEvery, Logger: log,
+	}
+	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, r.reconcile)
+	w := &watcher{vc: vc, index: r.index, req: trigger, log: log.With("service", model.ServicePower)}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var watching sync.WaitGroup
+	watching.Go(func() { w.run(ctx) })
+	err = reconcile.Run(ctx, cfg.JetStream, rcfg, trigger.Func())
+	cancel()
+	watching.Wait() // the watch has cancelled its long poll: nothing requests reconciles any more
+	trigger.Wait()
+	return err
 }

@@ -1,0 +1,272 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/services/api/readmodel"
+)
+
+// vmPlural is the kind whose life the announcer publishes.
+const vmPlural = "virtualmachines"
+
+// Publishing: the announcer cannot skip an event, so a failed publish (NATS unreachable)
+// is retried after a growing delay.
+const (
+	announceRetryMin = 100 * time.Millisecond
+	announceRetryMax = 5 * time.Second
+	// announcePublishTimeout bounds one publish attempt, also when the gateway stops.
+	announcePublishTimeout = 5 * time.Second
+)
+
+// announcer publishes on EVENTS, as CloudEvents for outside systems, what happens to
+// VirtualMachines: it follows the read model's change stream and compares each object
+// with what it announced about it before (see [announce]).
+//
+// It announces every change at least once and, in practice, once: its cursor and
+// announced facts are saved after each change's events are acknowledged, so a restart
+// resumes after the last change it finished; a crash between the publish and the save
+// repeats the publish with the same deterministic id, which JetStream's duplicate
+// window drops, as it drops the same events published by another gateway replica.
+type announcer struct {
+	js    jetstream.JetStream
+	rm    *readmodel.Store
+	state *announcerState
+	log   *slog.Logger
+
+	cursor string                // resourceVersion announced up to; "" = compare with the current state
+	facts  map[string]*announced // by "namespace/name"
+	// adopt: the state is new (a new replica, or a lost file), so the current objects are
+	// taken as announced, not announced again, and only what changes from then on is.
+	adopt bool
+}
+
+// startAnnouncer runs the announcer until ctx ends; a failure to keep its state cancels
+// the gateway with that cause. The returned func cancels it and waits until it stopped.
+func startAnnouncer(ctx context.Context, cancel context.CancelCauseFunc, js jetstream.JetStream, rm *readmodel.Store, dataDir string, log *slog.Logger) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := runAnnouncer(ctx, js, rm, filepath.Join(dataDir, "announcer.db"), log); err != nil {
+			cancel(fmt.Errorf("announce virtual machine events: %w", err))
+		}
+	}()
+	return func() {
+		cancel(nil)
+		<-done
+	}
+}
+
+func runAnnouncer(ctx context.Context, js jetstream.JetStream, rm *readmodel.Store, path string, log *slog.Logger) error {
+	state, err := openAnnouncerState(path)
+	if err != nil {
+		return err
+	}
+	defer state.Close()
+	cursor, facts, err := state.load()
+	if err != nil {
+		return err
+	}
+	a := &announcer{js: js, rm: rm, state: state, log: log, cursor: cursor, facts: facts,
+		adopt: cursor == "" && len(facts) == 0}
+	return a.run(ctx)
+}
+
+// run watches from the cursor, again whenever the read model ends a watch (a slow
+// watcher is dropped). Without a cursor — a new state, or the change log no longer
+// reaches back to it — it compares the current objects with what it announced and
+// announces the difference (a new state adopts them instead), then follows from there.
+func (a *announcer) run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		opts := readmodel.WatchOptions{Plural: vmPlural, FromRV: a.cursor}
+		resync := a.cursor == ""
+		if resync {
+			opts.SendInitial, opts.InitialEventsEnd = true, true
+		}
+		if a.adopt {
+			// What is adopted must be the streams' state, not a read model half rebuilt.
+			if err := a.rm.WaitCaughtUp(ctx); err != nil {
+				return nil
+			}
+		}
+		changes, err := a.rm.Watch(ctx, opts)
+		switch {
+		case errors.Is(err, readmodel.ErrGone):
+			a.log.Warn("announcer cursor older than the change log: announcing the difference to the current state", "cursor", a.cursor)
+			a.cursor = ""
+			continue
+		case err != nil && ctx.Err() != nil:
+			return nil
+		case err != nil:
+			return fmt.Errorf("watch %s: %w", vmPlural, err)
+		}
+		if err := a.follow(ctx, changes, resync); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped in the middle of a change: it is announced again on restart
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// follow announces the changes of one watch. With resync, the watch starts with the
+// current objects and a bookmark; what was announced but is not among them is gone.
+func (a *announcer) follow(ctx context.Context, changes <-chan readmodel.Change, resync bool) error {
+	var present map[string]bool // the current objects, while resyncing
+	if resync {
+		present = map[string]bool{}
+	}
+	for c := range changes {
+		if c.Type == readmodel.Bookmark {
+			if err := a.announceGone(ctx, present); err != nil {
+				return err
+			}
+			// Until here the cursor stays unsaved: a restart during the initial objects
+			// must compare them again, not resume after the last one.
+			a.cursor, resync, present, a.adopt = c.RV, false, nil, false
+			if err := a.state.saveCursor(a.cursor); err != nil {
+				return err
+			}
+			continue
+		}
+		key, err := a.handle(ctx, c, !resync)
+		if err != nil {
+			return err
+		}
+		if resync {
+			present[key] = true
+		}
+	}
+	return nil
+}
+
+// handle publishes the events of one change, then saves what is announced and, with
+// advance, moves the cursor past the change.
+func (a *announcer) handle(ctx context.Context, c readmodel.Change, advance bool) (key string, err error) {
+	vm, err := decodeVMChange(c.Object)
+	if err != nil {
+		a.log.Error("announcer skips a change it cannot read", "rv", c.RV, "err", err)
+		return "", nil
+	}
+	ref := events.Ref{Plural: vmPlural, Namespace: vm.Metadata.Namespace, Name: vm.Metadata.Name}
+	key = ref.Namespace + "/" + ref.Name
+	next, anns, err := announce(a.facts[key], c.Type, c.Object)
+	if err != nil {
+		a.log.Error("announcer skips a change it cannot read", "object", ref, "rv", c.RV, "err", err)
+		return key, nil
+	}
+	if a.adopt && !advance {
+		anns = nil // an initial object of a new state: known, not news
+	}
+	for _, an := range anns {
+		if err := a.publish(ctx, ref, an); err != nil {
+			return key, err
+		}
+	}
+	cursor := ""
+	if advance {
+		a.cursor = laterRV(a.cursor, c.RV)
+		cursor = a.cursor
+	}
+	if !advance && len(anns) == 0 && sameFacts(a.facts[key], next) {
+		return key, nil // nothing to remember
+	}
+	if err := a.state.save(ref.Namespace, ref.Name, next, cursor); err != nil {
+		return key, err
+	}
+	if next == nil {
+		delete(a.facts, key)
+	} else {
+		a.facts[key] = next
+	}
+	return key, nil
+}
+
+// announceGone announces the deletion of every VM announced but no longer present.
+func (a *announcer) announceGone(ctx context.Context, present map[string]bool) error {
+	for key, f := range a.facts {
+		if present[key] {
+			continue
+		}
+		namespace, name, _ := strings.Cut(key, "/")
+		ref := events.Ref{Plural: vmPlural, Namespace: namespace, Name: name}
+		if err := a.publish(ctx, ref, goneAnnouncement(namespace, name, f.UID)); err != nil {
+			return err
+		}
+		if err := a.state.save(namespace, name, nil, ""); err != nil {
+			return err
+		}
+		delete(a.facts, key)
+	}
+	return nil
+}
+
+// publish publishes one event, retrying until it is stored or ctx ends. An attempt under
+// way when ctx ends is finished (within announcePublishTimeout), so a gateway that stops
+// completes the change at hand instead of announcing it again when it starts; when
+// attempts fail and ctx ends, publish returns ctx's error and the change is not saved.
+func (a *announcer) publish(ctx context.Context, ref events.Ref, an announcement) error {
+	delay := announceRetryMin
+	for {
+		attempt, cancel := context.WithTimeout(context.WithoutCancel(ctx), announcePublishTimeout)
+		err := events.PublishEvent(attempt, a.js, ref, an.Type, an.ID, an.Data)
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, events.ErrInvalidRef):
+			a.log.Error("announcer skips an event it cannot publish", "object", ref, "type", an.Type, "err", err)
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		}
+		a.log.Warn("announcer publish failed; retrying", "object", ref, "type", an.Type, "err", err, "in", delay)
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		delay = min(2*delay, announceRetryMax)
+	}
+}
+
+func sameFacts(a, b *announced) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.UID == b.UID && a.Generation == b.Generation && a.Deleting == b.Deleting &&
+		maps.Equal(a.DeleteChecks, b.DeleteChecks) && maps.Equal(a.Conditions, b.Conditions)
+}
+
+// laterRV is the position covering both resourceVersions: each stream's larger
+// sequence. The read model folds each stream in order, so every change not yet seen
+// was triggered by a message after this position, and a watch from it misses none.
+func laterRV(cursor, rv string) string {
+	cs, cst, okCursor := splitRV(cursor)
+	rs, rst, okRV := splitRV(rv)
+	switch {
+	case !okRV:
+		return cursor
+	case !okCursor:
+		return rv
+	}
+	return strconv.FormatUint(max(cs, rs), 10) + "." + strconv.FormatUint(max(cst, rst), 10)
+}
+
+func splitRV(rv string) (spec, status uint64, ok bool) {
+	a, b, found := strings.Cut(rv, ".")
+	spec, errA := strconv.ParseUint(a, 10, 64)
+	status, errB := strconv.ParseUint(b, 10, 64)
+	return spec, status, found && errA == nil && errB == nil
+}

@@ -1,0 +1,122 @@
+package power
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/fault"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+// errNoVM: neither placement's uniqueID nor the instance UUID leads to a VM.
+var errNoVM = errors.New("no vSphere VM")
+
+// vmProperties are what power reads of a VM: no device list, no ExtraConfig.
+var vmProperties = []string{
+	"config.instanceUuid", "config.guestId", "config.guestFullName",
+	"config.hardware.numCPU", "config.hardware.memoryMB",
+	"config.cpuAllocation", "config.memoryAllocation",
+	"runtime.powerState",
+}
+
+// observation is the VM as vCenter reports it.
+type observation struct {
+	vm       *object.VirtualMachine
+	power    model.PowerState
+	hardware *model.VirtualMachineHardwareStatus // CPU and memory only
+	guest    *model.VirtualMachineGuestStatus
+}
+
+// uniqueID is the VM's moref, "" when there is no VM.
+func (o observation) uniqueID() string {
+	if o.vm == nil {
+		return ""
+	}
+	return o.vm.Reference().Value
+}
+
+// findVM reads the VM placement created: by its moref when placement reported one and it
+// still carries the spec's instance UUID, else by the instance UUID.
+func findVM(ctx context.Context, vc *govmomi.Client, instanceUUID, uniqueID string) (observation, error) {
+	if uniqueID != "" {
+		ref := types.ManagedObjectReference{Type: "VirtualMachine", Value: uniqueID}
+		obs, err := observe(ctx, vc, object.NewVirtualMachine(vc.Client, ref))
+		switch {
+		case err == nil && (instanceUUID == "" || strings.EqualFold(obs.instanceUUID, instanceUUID)):
+			return obs.observation, nil
+		case err != nil && !fault.Is(err, &types.ManagedObjectNotFound{}):
+			return observation{}, err
+		}
+	}
+	if instanceUUID == "" {
+		return observation{}, fmt.Errorf("%w with moref %q", errNoVM, uniqueID)
+	}
+	vm, err := vcenter.FindVM(ctx, vc, instanceUUID)
+	if errors.Is(err, vcenter.ErrNotFound) {
+		return observation{}, fmt.Errorf("%w with instance UUID %s", errNoVM, instanceUUID)
+	}
+	if err != nil {
+		return observation{}, err
+	}
+	obs, err := observe(ctx, vc, vm)
+	if fault.Is(err, &types.ManagedObjectNotFound{}) {
+		return observation{}, fmt.Errorf("%w with instance UUID %s", errNoVM, instanceUUID)
+	}
+	return obs.observation, err
+}
+
+type identifiedObservation struct {
+	observation
+	instanceUUID string
+}
+
+// observe reads vm's power state, CPU, memory and guest (api-rules §3).
+func observe(ctx context.Context, vc *govmomi.Client, vm *object.VirtualMachine) (identifiedObservation, error) {
+	var o mo.VirtualMachine
+	if err := property.DefaultCollector(vc.Client).RetrieveOne(ctx, vm.Reference(), vmProperties, &o); err != nil {
+		return identifiedObservation{}, fmt.Errorf("read VM %s: %w", vm.Reference().Value, err)
+	}
+	obs := identifiedObservation{observation: observation{vm: vm, power: powerState(o.Runtime.PowerState)}}
+	if cfg := o.Config; cfg != nil {
+		obs.instanceUUID = cfg.InstanceUuid
+		obs.guest = &model.VirtualMachineGuestStatus{GuestID: cfg.GuestId, GuestFullName: cfg.GuestFullName}
+		obs.hardware = &model.VirtualMachineHardwareStatus{
+			CPU:    &model.VirtualMachineCPUAllocationStatus{Total: cfg.Hardware.NumCPU},
+			Memory: &model.VirtualMachineMemoryAllocationStatus{Total: mebibytes(int64(cfg.Hardware.MemoryMB))},
+		}
+		if a := cfg.CpuAllocation; a != nil && a.Reservation != nil {
+			obs.hardware.CPU.Reservation = *a.Reservation
+		}
+		if a := cfg.MemoryAllocation; a != nil && a.Reservation != nil && *a.Reservation > 0 {
+			obs.hardware.Memory.Reservation = mebibytes(*a.Reservation)
+		}
+	}
+	return obs, nil
+}
+
+// powerState maps runtime.powerState to the API's words; "" for anything else.
+func powerState(s types.VirtualMachinePowerState) model.PowerState {
+	switch s {
+	case types.VirtualMachinePowerStatePoweredOn:
+		return model.PowerStateOn
+	case types.VirtualMachinePowerStatePoweredOff:
+		return model.PowerStateOff
+	case types.VirtualMachinePowerStateSuspended:
+		return model.PowerStateSuspended
+	}
+	return ""
+}
+
+func mebibytes(mb int64) *resource.Quantity {
+	return resource.NewQuantity(mb<<20, resource.BinarySI)
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// Benchmark settings: `go test -run '^$' -bench Pipeline -vms 50 ./stack` (make bench runs
+// every module's benchmarks with the defaults).
+var (
+	benchVMs     = flag.Int("vms", 200, "VirtualMachines per round of BenchmarkPipeline")
+	benchTimeout = flag.Duration("vms-timeout", 10*time.Minute, "how long BenchmarkPipeline waits for a round's VMs")
+)
+
+// benchConcurrency is how many VMs are in flight at once on both paths: the worker count
+// of every VM service, so the direct path gets the parallelism the pipeline has.
+const benchConcurrency = 8
+
+// BenchmarkPipeline measures the whole pipeline against the work it stands for. One round
+// creates -vms VirtualMachines through the API (the seed's vm-example in my-namespace) and
+// waits until every one reports PoweredOn, then deletes them and waits until they are gone;
+// then it does the same to vcsim directly with govmomi (deploy from the content library
+// with the class's CPUs and memory, power on; power off, destroy) at the same concurrency,
+// against the same vcsim. It reports both throughputs, their ratio and the latency from
+// POST to PoweredOn.
+func BenchmarkPipeline(b *testing.B) {
+	n := *benchVMs
+	st := startBenchStack(b)
+	direct := connectDirect(b, st.vcenter)
+	b.ResetTimer()
+	var api, raw round
+	for i := range b.N {
+		api = st.apiRound(b, fmt.Sprintf("bench-%d", i), n)
+		raw = direct.round(b, fmt.Sprintf("direct-%d", i), n)
+	}
+	b.StopTimer()
+
+	createRatio := api.createRate() / raw.createRate()
+	deleteRatio := api.deleteRate() / raw.deleteRate()
+	b.ReportMetric(api.createRate(), "api-create-VMs/s")
+	b.ReportMetric(raw.createRate(), "direct-create-VMs/s")
+	b.ReportMetric(createRatio, "create-ratio")
+	b.ReportMetric(api.deleteRate(), "api-delete-VMs/s")
+	b.ReportMetric(raw.deleteRate(), "direct-delete-VMs/s")
+	b.ReportMetric(deleteRatio, "delete-ratio")
+	b.ReportMetric(ms(api.percentile(0.50)), "p50-ms")
+	b.ReportMetric(ms(api.percentile(0.99)), "p99-ms")
+	b.Logf("%d VMs, %d at a time, last of %d rounds\n"+
+		"  create and power on:  API %6.1f VMs/s (%v)   direct %6.1f VMs/s (%v)   API/direct %.2f\n"+
+		"  power off and delete: API %6.1f VMs/s (%v)   direct %6.1f VMs/s (%v)   API/direct %.2f\n"+
+		"  to PoweredOn:         API p50 %v p99 %v   direct p50 %v p99 %v",
+		n, benchConcurrency, b.N,
+		api.createRate(), api.create.Round(time.Millisecond), raw.createRate(), raw.create.Round(time.Millisecond), createRatio,
+		api.deleteRate(), api.delete.Round(time.Millisecond), raw.deleteRate(), raw.delete.Round(time.Millisecond), deleteRatio,
+		api.percentile(0.50).Round(time.Millisecond), api.percentile(0.99).Round(time.Millisecond),
+		raw.percentile(0.50).Round(time.Millisecond), raw.percentile(0.99).Round(time.Millisecond))
+}
+
+// round is what one path measured for n VMs.
+type round struct {
+	n       int
+	create  time.Duration   // first create started → last VM powered on
+	delete  time.Duration   // first delete started → last VM gone
+	toOn    []time.Duration // per VM: its create started → it was seen powered on
+	started time.Time
+}
+
+func (r round) createRate() float64 { return float64(r.n) / r.create.Seconds() }
+func (r round) deleteRate() float64 { return float64(r.n) / r.delete.Seconds() }
+
+// percentile is the nearest-rank percentile p (0..1] of the latencies to PoweredOn.
+func (r round) percentile(p float64) time.Duration {
+	if len(r.toOn) == 0 {
+		return 0
+	}
+	sorted := slices.Sorted(slices.Values(r.toOn))
+	return sorted[max(int(math.Ceil(p*float64(len(sorted))))-1, 0)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// benchStack is `vmop all` running in the benchmark process.
+type benchStack struct {
+	api     *apiClient
+	vcenter *url.URL
+}
+
+// startBenchStack runs the stack on free ports, with vcsim at a known address so the
+// direct path reaches the same vCenter, and waits until the seeded inventory is served.
+// Logs below errors are dropped: they would drown the figures.
+func startBenchStack(b *testing.B) *benchStack {
+	b.Helper()
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	b.Cleanup(func() { slog.SetDefault(prev) })
+
+	data := b.TempDir()
+	vcsimAddr := freeBenchAddr(b)
+	env := map[string]string{
+		"VMOP_DATA":       data,
+		"VMOP_ADDR":       freeBenchAddr(b),
+		"VMOP_NATS_ADDR":  freeBenchAddr(b),
+		"VMOP_VCSIM_ADDR": vcsimAddr,
+	}
+	cfg, err := loadConfig(func(k string) string { return env[k] })
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, "all", func(k string) string { return env[k] }) }()
+	b.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				b.Errorf("stack: %v", err)
+			}
+		case <-time.After(time.Minute):
+			b.Errorf("stack did not stop within a minute")
+		}
+	})
+	kubeconfig := filepath.Join(data, "kubeconfig")
+	var api *apiClient
+	waitFor(b, 2*time.Minute, "the seeded inventory served", func() bool {
+		select {
+		case err := <-done:
+			b.Fatalf("stack stopped: %v", err)
+		default:
+		}
+		if api == nil {
+			if api, err = newAPIClient(kubeconfig, benchConcurrency); err != nil {
+				return false
+			}
+		}
+		return api.exists(classPath) && api.exists(imagePath)
+	})
+	return &benchStack{api: api, vcenter: &url.URL{Scheme: "https", Host: vcsimAddr, Path: "/sdk",
+		User: url.UserPassword(cfg.VCenterUser, cfg.VCenterPassword)}}
+}
+
+func freeBenchAddr(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(b *testing.B, timeout time.Duration, what string, cond func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond) // poll interval of a condition with a deadline
+	}
+}
