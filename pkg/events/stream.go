@@ -2,7 +2,9 @@ package events
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -49,11 +51,47 @@ func Setup(ctx context.Context, js jetstream.JetStream, opts ...SetupOption) err
 		opt(&o)
 	}
 	for _, cfg := range streamConfigs(o.replicas) {
-		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
+		if err := ensureStream(ctx, js, cfg); err != nil {
 			return fmt.Errorf("set up stream %s: %w", cfg.Name, err)
 		}
 	}
 	return nil
+}
+
+// ensureStream creates the stream, or updates it when its configuration differs from
+// want. An update that changes nothing is skipped: nats-server applies it under another
+// lock than consumer creation, so every service's start would race its peers' consumers.
+func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) error {
+	s, err := js.Stream(ctx, want.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		_, err = js.CreateStream(ctx, want)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return ensureStream(ctx, js, want) // a peer created it meanwhile
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if sameStreamConfig(s.CachedInfo().Config, want) {
+		return nil
+	}
+	_, err = js.UpdateStream(ctx, want)
+	return err
+}
+
+// sameStreamConfig compares the settings streamConfigs makes; the server fills in the
+// rest (a zero Duplicates becomes its two-minute default, a zero MaxMsgsPerSubject -1).
+func sameStreamConfig(have, want jetstream.StreamConfig) bool {
+	return have.Description == want.Description &&
+		slices.Equal(have.Subjects, want.Subjects) &&
+		have.Retention == want.Retention &&
+		(have.MaxMsgsPerSubject == want.MaxMsgsPerSubject || want.MaxMsgsPerSubject == 0 && have.MaxMsgsPerSubject < 0) &&
+		have.MaxAge == want.MaxAge &&
+		have.Storage == want.Storage &&
+		have.Replicas == want.Replicas &&
+		(want.Duplicates == 0 || have.Duplicates == want.Duplicates) &&
+		have.AllowDirect == want.AllowDirect
 }
 
 func streamConfigs(replicas int) []jetstream.StreamConfig {

@@ -1,6 +1,8 @@
 package events_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +60,42 @@ func TestSetupCreatesTheStreamsIdempotently(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stream configs mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// A restart must not update streams whose configuration is current: the update races
+// the consumers other services are creating.
+func TestSetupLeavesCurrentStreamsAlone(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	js, nc := eventstest.Connect(t, eventstest.Server(t))
+	if err := events.Setup(ctx, js); err != nil {
+		t.Fatalf("Setup() = %v", err)
+	}
+	updates, err := nc.SubscribeSync("$JS.EVENT.ADVISORY.STREAM.UPDATED.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := events.Setup(ctx, js); err != nil {
+		t.Fatalf("second Setup() = %v", err)
+	}
+	// A changed stream does get updated, and its advisory follows any earlier one.
+	if _, err := js.UpdateStream(ctx, jetstream.StreamConfig{Name: events.StreamEvents, Subjects: []string{"vmop.events.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := events.Setup(ctx, js); err != nil {
+		t.Fatalf("third Setup() = %v", err)
+	}
+	var updated []string
+	for range 2 {
+		msg, err := updates.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatalf("updated advisories so far %v: %v", updated, err)
+		}
+		updated = append(updated, msg.Subject[strings.LastIndex(msg.Subject, ".")+1:])
+	}
+	if want := []string{events.StreamEvents, events.StreamEvents}; !slices.Equal(updated, want) {
+		t.Errorf("stream updates %v, want only the test's and Setup's update of %s", updated, want)
 	}
 }
 
