@@ -8,7 +8,6 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -206,32 +205,9 @@ func (l *loop) enqueueAll(ctx context.Context, filter string) error {
 // tombstone or a missing object needs nothing: the gateway only removes objects that
 // every owner released.
 func (l *loop) reconcile(ctx context.Context, ref events.Ref) error {
-	rec, err := events.LastSpec(ctx, l.js, ref)
-	if errors.Is(err, events.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read spec of %s: %w", ref, err)
-	}
-	if rec.Op == events.OpDelete {
-		return nil
-	}
-	var head struct{ Metadata Meta }
-	if err := json.Unmarshal(rec.Body, &head); err != nil {
-		return fmt.Errorf("%w: decode spec of %s: %v", events.ErrPermanent, ref, err)
-	}
-	o := Object{Ref: ref, Spec: rec, Meta: head.Metadata, Slices: map[string]events.Slice{}}
-	for _, svc := range append([]string{l.cfg.Service}, l.cfg.Inputs...) {
-		st, err := events.LastStatus(ctx, l.js, ref, svc)
-		if errors.Is(err, events.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("read %s status of %s: %w", svc, ref, err)
-		}
-		if st.Slice.UID == o.Meta.UID {
-			o.Slices[svc] = st.Slice
-		}
+	o, found, err := readObject(ctx, l.js, l.cfg, ref)
+	if err != nil || !found {
+		return err
 	}
 	res, err := l.f(ctx, o)
 	if err != nil {

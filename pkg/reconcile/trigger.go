@@ -33,8 +33,9 @@ type Trigger struct {
 	jobs  sync.WaitGroup // requested reconciles not finished yet
 
 	mu       sync.Mutex
-	waiting  map[string]bool // objects with a requested reconcile that has not read them yet
-	failures map[string]int  // consecutive failed reconciles by object
+	waiting  map[string]bool      // objects with a requested reconcile that has not read them yet
+	failures map[string]int       // consecutive failed reconciles by object
+	alarms   map[string]time.Time // the earliest requested reconcile time by object
 }
 
 // Failed triggered reconciles are tried again after 1s, 2s, 4s, 8s; after that the
@@ -56,6 +57,7 @@ func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
 		locks:    objectLocks{held: map[string]*objectLock{}},
 		waiting:  map[string]bool{},
 		failures: map[string]int{},
+		alarms:   map[string]time.Time{},
 	}
 }
 
@@ -118,6 +120,41 @@ func (t *Trigger) Request(ctx context.Context, ref events.Ref) {
 		l := &loop{js: t.js, cfg: t.cfg, f: t.f}
 		t.settle(ctx, ref, l.reconcile(ctx, ref))
 	})
+}
+
+// RequestAt requests a reconcile of ref at the given time, e.g. when a deadline the
+// reconcile persisted passes; a time already past requests it now. Only the earliest
+// pending time per object is kept: the reconcile it runs asks again for any later one.
+// A service persists its deadlines, so that after a restart its first reconciles (a
+// RequestAll, a resync) ask again.
+func (t *Trigger) RequestAt(ctx context.Context, ref events.Ref, at time.Time) {
+	key := events.SpecSubject(ref)
+	t.mu.Lock()
+	if due, ok := t.alarms[key]; ok && !due.After(at) {
+		t.mu.Unlock()
+		return
+	}
+	t.alarms[key] = at
+	t.mu.Unlock()
+	t.jobs.Add(1)
+	go func() {
+		defer t.jobs.Done()
+		timer := time.NewTimer(time.Until(at))
+		defer timer.Stop()
+		select {
+		case <-ctx.Done():
+		case <-timer.C:
+		}
+		t.mu.Lock()
+		current := t.alarms[key].Equal(at)
+		if current {
+			delete(t.alarms, key)
+		}
+		t.mu.Unlock()
+		if current && ctx.Err() == nil {
+			t.Request(ctx, ref)
+		}
+	}()
 }
 
 // settle counts a reconcile's failure and schedules its retry.

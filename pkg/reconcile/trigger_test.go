@@ -246,3 +246,46 @@ func TestTriggerRequestAllWithoutStreams(t *testing.T) {
 		t.Errorf("RequestAll = %v, want nil", err)
 	}
 }
+
+// RequestAt reconciles at the earliest time asked for, once, and not before it.
+func TestTriggerRequestAt(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	if _, err := events.AppendSpec(ctx, js, triggerRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var at []time.Time
+	f := func(context.Context, Object) (Result, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		at = append(at, time.Now())
+		return Result{}, nil
+	}
+	tr := NewTrigger(js, Config{Service: "power", Plural: "virtualmachines"}, f)
+	start := time.Now()
+	soon := start.Add(300 * time.Millisecond)
+	tr.RequestAt(ctx, triggerRef, start.Add(time.Hour)) // replaced by the earlier time
+	tr.RequestAt(ctx, triggerRef, soon)
+	tr.RequestAt(ctx, triggerRef, soon.Add(time.Minute)) // later than the pending one: dropped
+	waitUntil(t, "the reconcile at the requested time", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(at) > 0
+	})
+	mu.Lock()
+	first, n := at[0], len(at)
+	mu.Unlock()
+	if first.Before(soon) {
+		t.Errorf("reconciled %v after the request, before the %v asked for", first.Sub(start), soon.Sub(start))
+	}
+	if n != 1 {
+		t.Errorf("%d reconciles, want 1", n)
+	}
+	tr.mu.Lock()
+	pending := len(tr.alarms)
+	tr.mu.Unlock()
+	if pending != 0 {
+		t.Errorf("%d alarms still pending, want none: later requests collapse into the earliest", pending)
+	}
+}
