@@ -36,7 +36,7 @@ func AwaitTasks(ctx context.Context, c *vim25.Client, entity types.ManagedObject
 			continue
 		}
 		var failed task.Error
-		if err := object.NewTask(c, t.Self).Wait(ctx); err != nil && !errors.As(err, &failed) {
+		if _, err := WaitTask(ctx, object.NewTask(c, t.Self)); err != nil && !errors.As(err, &failed) {
 			return fmt.Errorf("await task %s of %s: %w", t.Self.Value, entity.Value, err)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/mo"
@@ -18,23 +17,8 @@ import (
 // AwaitTasks returns only once a reconfigure started by someone else has finished, so
 // the caller reads its result.
 func TestAwaitTasks(t *testing.T) {
-	m := simulator.VPX()
-	defer m.Remove()
-	if err := m.Create(); err != nil {
-		t.Fatal(err)
-	}
-	s := m.Service.NewServer()
-	defer s.Close()
-	ctx := t.Context()
-	c, err := vcenter.Connect(ctx, s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vms, err := find.NewFinder(c.Client, true).VirtualMachineList(ctx, "/...")
-	if err != nil || len(vms) == 0 {
-		t.Fatalf("simulator VMs: %v", err)
-	}
-	vm := vms[0]
+	sim := simulate(t)
+	ctx, c, vm := t.Context(), sim.c, sim.vm
 	if err := vcenter.AwaitTasks(ctx, c.Client, vm.Reference()); err != nil {
 		t.Fatalf("AwaitTasks with nothing running: %v", err)
 	}
@@ -61,23 +45,8 @@ func TestAwaitTasks(t *testing.T) {
 
 // A failed task and a SOAP fault are vCenter's answer; an unreachable vCenter is not.
 func TestIsFault(t *testing.T) {
-	m := simulator.VPX()
-	defer m.Remove()
-	if err := m.Create(); err != nil {
-		t.Fatal(err)
-	}
-	s := m.Service.NewServer()
-	defer s.Close()
-	ctx := t.Context()
-	c, err := vcenter.Connect(ctx, s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vms, err := find.NewFinder(c.Client, true).VirtualMachineList(ctx, "/...")
-	if err != nil || len(vms) == 0 {
-		t.Fatalf("simulator VMs: %v", err)
-	}
-	vm := vms[0]
+	sim := simulate(t)
+	ctx, c, vm := t.Context(), sim.c, sim.vm
 	// Powering on a VM that is on (vcsim starts its VMs) fails in the task.
 	task, err := vm.PowerOn(ctx)
 	if err != nil {
@@ -89,7 +58,7 @@ func TestIsFault(t *testing.T) {
 	var mvm mo.VirtualMachine
 	soapErr := gone.Properties(ctx, gone.Reference(), []string{"name"}, &mvm)
 
-	unreachable := *s.URL
+	unreachable := *sim.url
 	unreachable.Host = "127.0.0.1:1"
 	_, dialErr := vcenter.Connect(ctx, &unreachable)
 

@@ -23,11 +23,12 @@ import (
 
 // handler reconciles one VirtualMachine at a time (the loop serialises per object).
 type handler struct {
-	js   jetstream.JetStream
-	vc   *govmomi.Client
-	ipam *allocator
-	dns  dnsDefaults
-	now  func() time.Time
+	js       jetstream.JetStream
+	vc       *govmomi.Client
+	ipam     *allocator
+	backings *backings
+	dns      dnsDefaults
+	now      func() time.Time
 }
 
 // waitingForVM is the message of the conditions until placement has created the VM.
@@ -132,7 +133,7 @@ func (h *handler) ensureAdapters(ctx context.Context, vcVM *object.VirtualMachin
 	}
 	want := make([]wantNIC, len(ifaces))
 	for i, ifc := range ifaces {
-		b, err := networkBacking(ctx, h.vc, networkName(ifc))
+		b, err := h.backings.get(ctx, networkName(ifc))
 		if errors.Is(err, errNetworkNotFound) {
 			return fmt.Sprintf("interface %s: %v", ifc.Name, err), nil
 		}

@@ -99,7 +99,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}()
 	h := &handler{
 		js: cfg.JetStream, vc: vc, ipam: &allocator{kv: kv, pools: pools}, now: time.Now,
-		dns: dnsDefaults{nameservers: cfg.Nameservers, searchDomains: cfg.SearchDomains},
+		backings: newBackings(vc, time.Now),
+		dns:      dnsDefaults{nameservers: cfg.Nameservers, searchDomains: cfg.SearchDomains},
 	}
 	return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
 		Service: model.ServiceNetwork, Plural: "virtualmachines", Workers: 8,

@@ -12,6 +12,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // vmProperties are what the service reads of a VM.
@@ -34,7 +35,7 @@ func readVM(ctx context.Context, vm *object.VirtualMachine) (mo.VirtualMachine, 
 func reconfigure(ctx context.Context, vm *object.VirtualMachine, spec types.VirtualMachineConfigSpec) error {
 	task, err := vm.Reconfigure(ctx, spec)
 	if err == nil {
-		err = task.Wait(ctx)
+		_, err = vcenter.WaitTask(ctx, task)
 	}
 	if err != nil {
 		return fmt.Errorf("reconfigure VM %s: %w", vm.Reference().Value, err)

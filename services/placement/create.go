@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // configSpecProvider is the deploy's VmConfigSpec format: an XML VirtualMachineConfigSpec.
@@ -83,7 +84,7 @@ func (r *reconciler) createEmpty(ctx context.Context, folder *object.Folder, id 
 		if err != nil {
 			return err
 		}
-		info, err := task.WaitForResult(ctx)
+		info, err := vcenter.WaitTask(ctx, task)
 		if err != nil {
 			return err
 		}
@@ -106,7 +107,8 @@ func (r *reconciler) configure(ctx context.Context, ref types.ManagedObjectRefer
 		if err != nil {
 			return err
 		}
-		return task.Wait(ctx)
+		_, err = vcenter.WaitTask(ctx, task)
+		return err
 	}, objectAttr(id.namespace, id.name))
 }
 

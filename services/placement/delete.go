@@ -101,7 +101,7 @@ func (r *reconciler) powerOff(ctx context.Context, id vmIdentity, v *vmState) er
 	return traced(ctx, spanPowerOff, func(ctx context.Context) error {
 		task, err := object.NewVirtualMachine(r.vc.c.Client, v.ref).PowerOff(ctx)
 		if err == nil {
-			err = task.Wait(ctx)
+			_, err = vcenter.WaitTask(ctx, task)
 		}
 		if isInvalidPowerState(err) || isNotFound(err) {
 			return nil
@@ -114,7 +114,7 @@ func (r *reconciler) destroy(ctx context.Context, id vmIdentity, v *vmState) err
 	return traced(ctx, spanDestroy, func(ctx context.Context) error {
 		task, err := object.NewVirtualMachine(r.vc.c.Client, v.ref).Destroy(ctx)
 		if err == nil {
-			err = task.Wait(ctx)
+			_, err = vcenter.WaitTask(ctx, task)
 		}
 		if isNotFound(err) {
 			return nil
@@ -132,7 +132,7 @@ func (r *reconciler) unmanage(ctx context.Context, id vmIdentity, v *vmState) er
 	return traced(ctx, spanReconfigure, func(ctx context.Context) error {
 		task, err := object.NewVirtualMachine(r.vc.c.Client, v.ref).Reconfigure(ctx, cs)
 		if err == nil {
-			err = task.Wait(ctx)
+			_, err = vcenter.WaitTask(ctx, task)
 		}
 		if isNotFound(err) {
 			return nil

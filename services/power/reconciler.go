@@ -173,7 +173,7 @@ func (r *reconciler) apply(ctx context.Context, obs observation, st *syncState, 
 	}
 	task, err := op.start(ctx, obs.vm)
 	if err == nil {
-		err = task.Wait(ctx)
+		_, err = vcenter.WaitTask(ctx, task)
 	}
 	switch {
 	case err == nil, fault.Is(err, &types.InvalidPowerState{}):

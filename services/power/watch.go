@@ -24,11 +24,8 @@ import (
 var watchedEvents = []string{"VmPoweredOnEvent", "DrsVmPoweredOnEvent", "VmPoweredOffEvent", "VmSuspendedEvent"}
 
 const (
-	// eventPageSize is the size of the collector's latestPage, vCenter's default. More new
-	// events than this between two updates may hide some: the watch then reconciles every
-	// VM. (SetCollectorPageSize is not used: vcsim's fills the page without the lock that
-	// PostEvent holds, a data race in any process embedding vcsim.)
-	eventPageSize = 10
+	// readBatch is how many events one ReadNextEvents returns at most.
+	readBatch = 100
 	// longPollSeconds bounds each WaitForUpdatesEx, so vCenter never holds one forever.
 	longPollSeconds = 60
 	// cleanupTimeout bounds the calls that tear the watch down, after ctx has ended.
@@ -44,7 +41,10 @@ type requester interface {
 
 // watcher turns vCenter's VM events into reconciles. It follows one EventHistoryCollector
 // (a single object: cheap for vCenter whatever the number of VMs, unlike a property
-// collector over a view of every VM, notes/vcsim.md §3.3).
+// collector over a view of every VM, notes/vcsim.md §3.3). A property-collector watch on
+// the collector's latestPage rings when events arrive; the events themselves are read
+// from the collector's scrollable view with ReadNextEvents, in order and without gaps,
+// however many arrived between two rings.
 type watcher struct {
 	vc    *govmomi.Client
 	index *vmIndex
@@ -87,20 +87,27 @@ func (w *watcher) run(ctx context.Context) {
 	}
 }
 
-// newCollector makes the event collector the watch follows.
+// newCollector makes the event collector the watch follows, its scrollable view at the
+// newest event: what happened before, the reconcile of every VM at the watch's start
+// covers. The latestPage is only a doorbell, so it holds one event (MaxCount): vcsim
+// copies a watched page again for every change anywhere in its inventory, ten events
+// (vCenter's default page) for every task update of every VM.
 func (w *watcher) newCollector(ctx context.Context) (*event.HistoryCollector, error) {
 	collector, err := event.NewManager(w.vc.Client).CreateCollectorForEvents(ctx, types.EventFilterSpec{
-		EventTypeId: watchedEvents,
+		EventTypeId: watchedEvents, MaxCount: 1,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create event collector: %w", err)
 	}
+	if err := collector.Reset(ctx); err != nil {
+		return nil, fmt.Errorf("position event collector: %w", err)
+	}
 	return collector, nil
 }
 
-// watch follows the collector's latestPage until ctx ends or vCenter fails. Its property
-// collector is destroyed on the way out, after its long poll was cancelled: vCenter does
-// not notice a client going away (notes P19).
+// watch reconciles every VM, then the VMs of each event the collector gathers, until ctx
+// ends or vCenter fails. Its property collector is destroyed on the way out, after its
+// long poll was cancelled: vCenter does not notice a client going away (notes P19).
 func (w *watcher) watch(ctx context.Context, collector *event.HistoryCollector) error {
 	pc, err := property.DefaultCollector(w.vc.Client).Create(ctx)
 	if err != nil {
@@ -114,8 +121,11 @@ func (w *watcher) watch(ctx context.Context, collector *event.HistoryCollector) 
 	if _, err := pc.CreateFilter(ctx, filter); err != nil {
 		return fmt.Errorf("watch event collector: %w", err)
 	}
+	if err := w.req.RequestAll(ctx); err != nil {
+		return err
+	}
 
-	seen := newEventCursor()
+	var cursor eventCursor
 	wait := int32(longPollSeconds)
 	req := types.WaitForUpdatesEx{This: pc.Reference(), Options: &types.WaitOptions{MaxWaitSeconds: &wait}}
 	for {
@@ -131,30 +141,38 @@ func (w *watcher) watch(ctx context.Context, collector *event.HistoryCollector) 
 			continue // the long poll expired
 		}
 		req.Version = res.Returnval.Version
-		for _, fs := range res.Returnval.FilterSet {
-			for _, obj := range fs.ObjectSet {
-				for _, change := range obj.ChangeSet {
-					page, ok := change.Val.(types.ArrayOfEvent)
-					if change.Name != "latestPage" || !ok {
-						continue
-					}
-					if err := w.handle(ctx, seen, page.Event); err != nil {
-						return err
-					}
-				}
-			}
+		if err := w.drain(ctx, collector, &cursor, newestKey(res.Returnval)); err != nil {
+			return err
 		}
 	}
 }
 
-// handle reconciles the objects of the events not seen before. The first page only sets
-// the cursor and reconciles everything: what it shows happened before the watch.
-func (w *watcher) handle(ctx context.Context, seen *eventCursor, page []types.BaseEvent) error {
-	fresh, gap := seen.advance(page, eventPageSize)
-	if gap {
+// drain reads the events gathered since the last read and reconciles their VMs. rung is
+// the newest event the latestPage showed: should the scrollable view not have given it
+// (a vCenter that caps the view), every VM is reconciled rather than a change missed.
+func (w *watcher) drain(ctx context.Context, collector *event.HistoryCollector, cursor *eventCursor, rung int32) error {
+	for {
+		batch, err := collector.ReadNextEvents(ctx, readBatch)
+		if err != nil {
+			return fmt.Errorf("read events: %w", err)
+		}
+		if len(batch) == 0 {
+			break
+		}
+		if err := w.handle(ctx, cursor.advance(batch)); err != nil {
+			return err
+		}
+	}
+	if rung > cursor.last {
+		cursor.last = rung
 		return w.req.RequestAll(ctx)
 	}
-	for _, e := range fresh {
+	return nil
+}
+
+// handle reconciles the objects of the events.
+func (w *watcher) handle(ctx context.Context, batch []types.BaseEvent) error {
+	for _, e := range batch {
 		vmArg := e.GetEvent().Vm
 		if vmArg == nil {
 			continue
@@ -172,29 +190,39 @@ func (w *watcher) handle(ctx context.Context, seen *eventCursor, page []types.Ba
 	return nil
 }
 
-// eventCursor remembers the newest event key handled. Event keys grow monotonically.
-type eventCursor struct {
-	last    int32
-	started bool
+// newestKey is the largest event key in the latestPage changes of an update, 0 for none.
+func newestKey(set *types.UpdateSet) int32 {
+	var newest int32
+	for _, fs := range set.FilterSet {
+		for _, obj := range fs.ObjectSet {
+			for _, change := range obj.ChangeSet {
+				page, ok := change.Val.(types.ArrayOfEvent)
+				if change.Name != "latestPage" || !ok {
+					continue
+				}
+				for _, e := range page.Event {
+					newest = max(newest, e.GetEvent().Key)
+				}
+			}
+		}
+	}
+	return newest
 }
 
-func newEventCursor() *eventCursor { return &eventCursor{} }
+// eventCursor remembers the newest event key handled. Event keys grow monotonically.
+type eventCursor struct{ last int32 }
 
-// advance returns the events of page newer than the cursor, oldest first, and moves the
-// cursor. gap is true for the first page and when a full page holds only new events, so
-// older new ones may have scrolled out of it.
-func (c *eventCursor) advance(page []types.BaseEvent, pageSize int) (fresh []types.BaseEvent, gap bool) {
-	newest := c.last
-	for i := len(page) - 1; i >= 0; i-- { // latestPage is newest first
-		key := page[i].GetEvent().Key
-		if !c.started || key > c.last {
-			fresh = append(fresh, page[i])
+// advance returns the events newer than the cursor, in the order given, and moves the
+// cursor past them: a reset collector may hand out its latest page again.
+func (c *eventCursor) advance(batch []types.BaseEvent) []types.BaseEvent {
+	var fresh []types.BaseEvent
+	for _, e := range batch {
+		if key := e.GetEvent().Key; key > c.last {
+			fresh = append(fresh, e)
+			c.last = key
 		}
-		newest = max(newest, key)
 	}
-	gap = !c.started || (len(page) >= pageSize && len(fresh) == len(page))
-	c.last, c.started = newest, true
-	return fresh, gap
+	return fresh
 }
 
 // cleanup runs a teardown call with a fresh bounded context, since the watch's own has

@@ -7,8 +7,8 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 )
 
-// page builds a latestPage, newest first, from event keys.
-func page(keys ...int32) []types.BaseEvent {
+// vmEvents builds events, in the order given, from event keys.
+func vmEvents(keys ...int32) []types.BaseEvent {
 	out := make([]types.BaseEvent, len(keys))
 	for i, k := range keys {
 		out[i] = &types.VmPoweredOffEvent{VmEvent: types.VmEvent{Event: types.Event{Key: k}}}
@@ -17,28 +17,27 @@ func page(keys ...int32) []types.BaseEvent {
 }
 
 func TestEventCursor(t *testing.T) {
-	const size = 3
 	steps := []struct {
-		page  []types.BaseEvent
-		fresh []int32 // oldest first
-		gap   bool
+		read  []types.BaseEvent
+		fresh []int32
 	}{
-		{page: page(5, 4), fresh: []int32{4, 5}, gap: true}, // the first page: what came before the watch
-		{page: page(7, 5, 4), fresh: []int32{7}},
-		{page: page(7, 5, 4)}, // nothing new
-		{page: page(9, 8, 7), fresh: []int32{8, 9}},
-		{page: page(14, 12, 11), fresh: []int32{11, 12, 14}, gap: true}, // a full page of news: some may be lost
-		{page: page(), fresh: nil},
+		{read: vmEvents(4, 5), fresh: []int32{4, 5}},
+		{read: vmEvents(5, 7), fresh: []int32{7}}, // a reset collector repeats its latest page
+		{read: vmEvents(7)},                       // nothing new
+		{read: vmEvents(8, 9, 11), fresh: []int32{8, 9, 11}},
+		{read: nil},
 	}
-	c := newEventCursor()
+	var c eventCursor
 	for i, s := range steps {
-		fresh, gap := c.advance(s.page, size)
 		var keys []int32
-		for _, e := range fresh {
+		for _, e := range c.advance(s.read) {
 			keys = append(keys, e.GetEvent().Key)
 		}
-		if diff := cmp.Diff(s.fresh, keys); diff != "" || gap != s.gap {
-			t.Errorf("step %d: fresh (-want +got):\n%s gap = %v, want %v", i, diff, gap, s.gap)
+		if diff := cmp.Diff(s.fresh, keys); diff != "" {
+			t.Errorf("step %d: fresh (-want +got):\n%s", i, diff)
 		}
+	}
+	if c.last != 11 {
+		t.Errorf("cursor at %d, want 11", c.last)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // vmProperties are what the service reads of a VM: its devices and its files.
@@ -34,7 +36,7 @@ func addControllers(ctx context.Context, vm *object.VirtualMachine, want []wantC
 	if err != nil {
 		return fmt.Errorf("reconfigure VM %s: %w", vm.Reference().Value, err)
 	}
-	if err := task.Wait(ctx); err != nil {
+	if _, err := vcenter.WaitTask(ctx, task); err != nil {
 		return fmt.Errorf("reconfigure VM %s: %w", vm.Reference().Value, err)
 	}
 	return nil
