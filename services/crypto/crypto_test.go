@@ -9,23 +9,24 @@ import (
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/inventory/deploytest"
 	"github.com/vmop/vmop/pkg/model"
 )
 
 // A VM nothing asks to encrypt is reported unencrypted and in sync.
 func TestNotEncrypted(t *testing.T) {
 	js := startService(t)
-	v := newVM("my-namespace", "plain", model.VirtualMachineSpec{ClassName: inventory.SeedClassName, StorageClass: "my-storage-class"})
-	v.put(t, js, false)
-	_, st := v.waitStatus(t, js, "a first slice", func(s events.Slice, st model.VirtualMachineStatus) bool {
+	v := deploytest.NewVM("my-namespace", "plain", model.VirtualMachineSpec{ClassName: inventory.SeedClassName, StorageClass: "my-storage-class"})
+	v.Put(t, js, false)
+	_, st := v.WaitStatus(t, js, model.ServiceCrypto, "a first slice", func(s events.Slice, st model.VirtualMachineStatus) bool {
 		return s.Generation == 1
 	})
-	if s, _ := condition(st, model.ConditionEncryptionSynced); s != "" || st.Crypto != nil {
+	if s, _ := deploytest.Condition(st, model.ConditionEncryptionSynced); s != "" || st.Crypto != nil {
 		t.Errorf("before the VM exists: EncryptionSynced %q, crypto %+v; want neither", s, st.Crypto)
 	}
-	v.deploy(t, js, inventory.PhotonImage)
-	_, st = v.waitStatus(t, js, "EncryptionSynced True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		s, _ := condition(st, model.ConditionEncryptionSynced)
+	v.Deploy(t, vc, js, inventory.PhotonImage)
+	_, st = v.WaitStatus(t, js, model.ServiceCrypto, "EncryptionSynced True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, _ := deploytest.Condition(st, model.ConditionEncryptionSynced)
 		return s == "True"
 	})
 	if st.Crypto != nil {
@@ -38,13 +39,13 @@ func TestNotEncrypted(t *testing.T) {
 // (here directly in vCenter) the observed keys, disks and vTPM are reported and it is.
 func TestEncryptionAsked(t *testing.T) {
 	js := startService(t)
-	v := newVM("my-namespace", "secret", model.VirtualMachineSpec{
+	v := deploytest.NewVM("my-namespace", "secret", model.VirtualMachineSpec{
 		ClassName: inventory.SeedClassName, StorageClass: "my-encrypted-storage-class",
 		Crypto: &model.VirtualMachineCryptoSpec{EncryptionClassName: inventory.EncryptionClassName},
 	})
-	v.put(t, js, false)
-	_, st := v.waitStatus(t, js, "EncryptionSynced False", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		s, r := condition(st, model.ConditionEncryptionSynced)
+	v.Put(t, js, false)
+	_, st := v.WaitStatus(t, js, model.ServiceCrypto, "EncryptionSynced False", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, r := deploytest.Condition(st, model.ConditionEncryptionSynced)
 		return s == "False" && r == model.ReasonInvalidState
 	})
 	msg := message(st, model.ConditionEncryptionSynced)
@@ -54,7 +55,7 @@ func TestEncryptionAsked(t *testing.T) {
 		}
 	}
 
-	vm := v.deploy(t, js, inventory.PhotonImage)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
 
 	task, err := vm.Reconfigure(t.Context(), types.VirtualMachineConfigSpec{
 		Crypto: &types.CryptoSpecEncrypt{CryptoKeyId: types.CryptoKeyId{ProviderId: &types.KeyProviderId{Id: inventory.KeyProvider}}},
@@ -68,9 +69,9 @@ func TestEncryptionAsked(t *testing.T) {
 	if err != nil {
 		t.Fatalf("encrypt in vcsim: %v", err)
 	}
-	v.put(t, js, false) // any trigger will do; the resync would also come
-	_, st = v.waitStatus(t, js, "EncryptionSynced True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		s, _ := condition(st, model.ConditionEncryptionSynced)
+	v.Put(t, js, false) // any trigger will do; the resync would also come
+	_, st = v.WaitStatus(t, js, model.ServiceCrypto, "EncryptionSynced True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, _ := deploytest.Condition(st, model.ConditionEncryptionSynced)
 		return s == "True"
 	})
 	if st.Crypto == nil || st.Crypto.KeyID == "" {

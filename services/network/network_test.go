@@ -59,27 +59,27 @@ func iface(name, network string) model.VirtualMachineNetworkInterfaceSpec {
 func TestAdaptersMatchInterfaces(t *testing.T) {
 	js := startService(t)
 	putTwoAdapterClass(t, js)
-	v := newVM("my-namespace", "three-nics", model.VirtualMachineSpec{
+	v := deploytest.NewVM("my-namespace", "three-nics", model.VirtualMachineSpec{
 		ClassName: twoAdapterClass, StorageClass: "my-storage-class",
 		Network: &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{
 			iface("eth0", "VM Network"), iface("eth1", "workload-network"), iface("eth2", "VM Network"),
 		}},
 	})
-	v.put(t, js, false)
-	_, st := v.waitStatus(t, js, "NetworkReady waiting for the VM", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		s, r := condition(st, model.ConditionNetworkReady)
+	v.Put(t, js, false)
+	_, st := v.WaitStatus(t, js, model.ServiceNetwork, "NetworkReady waiting for the VM", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, r := deploytest.Condition(st, model.ConditionNetworkReady)
 		return s == "False" && r == model.ReasonNotReady
 	})
 	if st.Network != nil {
 		t.Errorf("status.network before the VM exists: %+v", st.Network)
 	}
 
-	vm := v.deploy(t, js, inventory.PhotonImage)
-	_, st = v.waitStatus(t, js, "NetworkReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		s, _ := condition(st, model.ConditionNetworkReady)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	_, st = v.WaitStatus(t, js, model.ServiceNetwork, "NetworkReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, _ := deploytest.Condition(st, model.ConditionNetworkReady)
 		return s == "True"
 	})
-	if s, _ := condition(st, model.ConditionBootstrapReady); s != "True" {
+	if s, _ := deploytest.Condition(st, model.ConditionBootstrapReady); s != "True" {
 		t.Errorf("BootstrapReady = %q without a bootstrap, want True", s)
 	}
 
@@ -140,9 +140,9 @@ func TestAdaptersMatchInterfaces(t *testing.T) {
 	// Redelivered and reconciled again: the same adapters, the same addresses, no
 	// reconfigure at all.
 	version := changeVersion(t, vm)
-	v.put(t, js, false)
-	_, st2 := v.waitStatus(t, js, "generation 2", func(s events.Slice, st model.VirtualMachineStatus) bool {
-		c, _ := condition(st, model.ConditionNetworkReady)
+	v.Put(t, js, false)
+	_, st2 := v.WaitStatus(t, js, model.ServiceNetwork, "generation 2", func(s events.Slice, st model.VirtualMachineStatus) bool {
+		c, _ := deploytest.Condition(st, model.ConditionNetworkReady)
 		return s.Generation == 2 && c == "True"
 	})
 	if diff := cmp.Diff(st.Network, st2.Network); diff != "" {
@@ -167,7 +167,7 @@ func TestAdaptersMatchInterfaces(t *testing.T) {
 // rendered cloud-config, both gzip+base64.
 func TestCloudInitDelivered(t *testing.T) {
 	js := startService(t)
-	v := newVM("my-namespace", "cloud-vm", model.VirtualMachineSpec{
+	v := deploytest.NewVM("my-namespace", "cloud-vm", model.VirtualMachineSpec{
 		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
 		BiosUUID: "2f5e7b41-9c1a-4c7e-8d4b-1a2b3c4d5e6f",
 		Network:  &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{iface("eth0", "VM Network")}},
@@ -180,14 +180,14 @@ func TestCloudInitDelivered(t *testing.T) {
 			},
 		}},
 	})
-	v.put(t, js, false)
-	_, st := v.waitStatus(t, js, "BootstrapReady waiting", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		s, r := condition(st, model.ConditionBootstrapReady)
+	v.Put(t, js, false)
+	_, st := v.WaitStatus(t, js, model.ServiceNetwork, "BootstrapReady waiting", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, r := deploytest.Condition(st, model.ConditionBootstrapReady)
 		return s == "False" && r == model.ReasonNotReady
 	})
-	vm := v.deploy(t, js, inventory.PhotonImage)
-	_, st = v.waitStatus(t, js, "BootstrapReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		s, _ := condition(st, model.ConditionBootstrapReady)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	_, st = v.WaitStatus(t, js, model.ServiceNetwork, "BootstrapReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, _ := deploytest.Condition(st, model.ConditionBootstrapReady)
 		return s == "True"
 	})
 
@@ -226,9 +226,9 @@ func TestCloudInitDelivered(t *testing.T) {
 	defer func() {
 		// Reconciled again, the data is already there: nothing is written.
 		version := changeVersion(t, vm)
-		v.put(t, js, false)
-		v.waitStatus(t, js, "generation 2", func(s events.Slice, st model.VirtualMachineStatus) bool {
-			c, _ := condition(st, model.ConditionBootstrapReady)
+		v.Put(t, js, false)
+		v.WaitStatus(t, js, model.ServiceNetwork, "generation 2", func(s events.Slice, st model.VirtualMachineStatus) bool {
+			c, _ := deploytest.Condition(st, model.ConditionBootstrapReady)
 			return s.Generation == 2 && c == "True"
 		})
 		if now := changeVersion(t, vm); now != version {
@@ -258,10 +258,10 @@ func TestBootstrapProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := newVM("my-namespace", "boot-"+tt.name, model.VirtualMachineSpec{ClassName: inventory.SeedClassName, Bootstrap: tt.boot})
-			v.put(t, js, false)
-			v.waitStatus(t, js, "reason "+tt.reason, func(_ events.Slice, st model.VirtualMachineStatus) bool {
-				s, r := condition(st, model.ConditionBootstrapReady)
+			v := deploytest.NewVM("my-namespace", "boot-"+tt.name, model.VirtualMachineSpec{ClassName: inventory.SeedClassName, Bootstrap: tt.boot})
+			v.Put(t, js, false)
+			v.WaitStatus(t, js, model.ServiceNetwork, "reason "+tt.reason, func(_ events.Slice, st model.VirtualMachineStatus) bool {
+				s, r := deploytest.Condition(st, model.ConditionBootstrapReady)
 				return s == "False" && r == tt.reason
 			})
 		})
@@ -272,28 +272,28 @@ func TestBootstrapProblems(t *testing.T) {
 // delete the VM's addresses go back to the pool.
 func TestDisabledNetworkingAndRelease(t *testing.T) {
 	js := startService(t)
-	off := newVM("my-namespace", "no-network", model.VirtualMachineSpec{
+	off := deploytest.NewVM("my-namespace", "no-network", model.VirtualMachineSpec{
 		ClassName: inventory.SeedClassName, Network: &model.VirtualMachineNetworkSpec{Disabled: true},
 	})
-	off.put(t, js, false)
-	vm := off.deploy(t, js, inventory.PhotonImage)
-	off.waitStatus(t, js, "BootstrapReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		s, _ := condition(st, model.ConditionBootstrapReady)
-		n, _ := condition(st, model.ConditionNetworkReady)
+	off.Put(t, js, false)
+	vm := off.Deploy(t, vc, js, inventory.PhotonImage)
+	off.WaitStatus(t, js, model.ServiceNetwork, "BootstrapReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, _ := deploytest.Condition(st, model.ConditionBootstrapReady)
+		n, _ := deploytest.Condition(st, model.ConditionNetworkReady)
 		return s == "True" && n == "" && st.Network != nil
 	})
 	if cards := adapters(readTestVM(t, vm).Config.Hardware.Device); len(cards) != 0 {
 		t.Errorf("%d adapters with networking disabled, want 0", len(cards))
 	}
 
-	on := newVM("my-namespace", "with-network", model.VirtualMachineSpec{
+	on := deploytest.NewVM("my-namespace", "with-network", model.VirtualMachineSpec{
 		ClassName: inventory.SeedClassName,
 		Network:   &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{iface("eth0", "VM Network")}},
 	})
-	on.put(t, js, false)
-	on.deploy(t, js, inventory.PhotonImage)
-	_, st := on.waitStatus(t, js, "NetworkReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		s, _ := condition(st, model.ConditionNetworkReady)
+	on.Put(t, js, false)
+	on.Deploy(t, vc, js, inventory.PhotonImage)
+	_, st := on.WaitStatus(t, js, model.ServiceNetwork, "NetworkReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, _ := deploytest.Condition(st, model.ConditionNetworkReady)
 		return s == "True"
 	})
 	addr := strings.Split(st.Network.Config.Interfaces[0].IP.Addresses[0], "/")[0]
@@ -301,11 +301,11 @@ func TestDisabledNetworkingAndRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, err := kv.Get(t.Context(), addr); err != nil || string(e.Value()) != holder(on.uid, "eth0") {
-		t.Fatalf("claim of %s: %v, want held by %s", addr, err, holder(on.uid, "eth0"))
+	if e, err := kv.Get(t.Context(), addr); err != nil || string(e.Value()) != holder(on.UID, "eth0") {
+		t.Fatalf("claim of %s: %v, want held by %s", addr, err, holder(on.UID, "eth0"))
 	}
-	on.put(t, js, true)
-	on.waitStatus(t, js, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
+	on.Put(t, js, true)
+	on.WaitStatus(t, js, model.ServiceNetwork, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
 	if _, err := kv.Get(t.Context(), addr); err == nil {
 		t.Errorf("address %s still claimed after the VM was released", addr)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/inventory/deploytest"
 	"github.com/vmop/vmop/pkg/model"
 )
 
@@ -32,25 +33,25 @@ func hardware(scsi ...model.SCSIControllerSpec) *model.VirtualMachineHardwareSpe
 // when the VM is reconciled again.
 func TestReportsImageDisksAndAddsController(t *testing.T) {
 	js := startService(t)
-	v := newVM("my-namespace", "two-disks", model.VirtualMachineSpec{
+	v := deploytest.NewVM("my-namespace", "two-disks", model.VirtualMachineSpec{
 		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
 		Hardware: hardware(
 			model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual},
 			model.SCSIControllerSpec{BusNumber: 1, Type: model.SCSIControllerTypeLsiLogic},
 		),
 	})
-	v.put(t, js, false)
-	_, st := v.waitStatus(t, js, "StorageReady waiting for the VM", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		s, r := condition(st, model.ConditionStorageReady)
+	v.Put(t, js, false)
+	_, st := v.WaitStatus(t, js, model.ServiceStorage, "StorageReady waiting for the VM", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, r := deploytest.Condition(st, model.ConditionStorageReady)
 		return s == "False" && r == model.ReasonNotReady
 	})
 	if st.Volumes != nil || st.Storage != nil {
 		t.Errorf("before the VM exists: volumes %v, storage %v; want none", st.Volumes, st.Storage)
 	}
 
-	vm := v.deploy(t, js, inventory.MultiDiskImage)
-	slice, st := v.waitStatus(t, js, "StorageReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		s, _ := condition(st, model.ConditionStorageReady)
+	vm := v.Deploy(t, vc, js, inventory.MultiDiskImage)
+	slice, st := v.WaitStatus(t, js, model.ServiceStorage, "StorageReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, _ := deploytest.Condition(st, model.ConditionStorageReady)
 		return s == "True"
 	})
 	if slice.Generation != 1 || slice.Released {
@@ -131,9 +132,9 @@ func TestReportsImageDisksAndAddsController(t *testing.T) {
 	}
 
 	// Reconciled again (a new generation, same hardware): nothing more is added.
-	v.put(t, js, false)
-	v.waitStatus(t, js, "generation 2", func(s events.Slice, st model.VirtualMachineStatus) bool {
-		c, _ := condition(st, model.ConditionStorageReady)
+	v.Put(t, js, false)
+	v.WaitStatus(t, js, model.ServiceStorage, "generation 2", func(s events.Slice, st model.VirtualMachineStatus) bool {
+		c, _ := deploytest.Condition(st, model.ConditionStorageReady)
 		return s.Generation == 2 && c == "True"
 	})
 	again := object.VirtualDeviceList(readTestVM(t, vm).Config.Hardware.Device)
@@ -158,10 +159,10 @@ func TestStorageClassProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := newVM("my-namespace", "class-"+tt.name, model.VirtualMachineSpec{StorageClass: tt.class, Hardware: hardware()})
-			v.put(t, js, false)
-			v.waitStatus(t, js, "reason "+tt.reason, func(_ events.Slice, st model.VirtualMachineStatus) bool {
-				s, r := condition(st, model.ConditionStorageReady)
+			v := deploytest.NewVM("my-namespace", "class-"+tt.name, model.VirtualMachineSpec{StorageClass: tt.class, Hardware: hardware()})
+			v.Put(t, js, false)
+			v.WaitStatus(t, js, model.ServiceStorage, "reason "+tt.reason, func(_ events.Slice, st model.VirtualMachineStatus) bool {
+				s, r := deploytest.Condition(st, model.ConditionStorageReady)
 				return s == "False" && r == tt.reason
 			})
 		})
@@ -171,12 +172,12 @@ func TestStorageClassProblems(t *testing.T) {
 // A VM marked for deletion is released at once, keeping its last report.
 func TestReleasesOnDelete(t *testing.T) {
 	js := startService(t)
-	v := newVM("my-namespace", "going", model.VirtualMachineSpec{StorageClass: "my-storage-class", Hardware: hardware()})
-	v.put(t, js, false)
-	v.waitStatus(t, js, "a first slice", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Generation == 1 })
-	v.put(t, js, true)
-	_, st := v.waitStatus(t, js, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
-	if s, _ := condition(st, model.ConditionStorageReady); s == "" {
+	v := deploytest.NewVM("my-namespace", "going", model.VirtualMachineSpec{StorageClass: "my-storage-class", Hardware: hardware()})
+	v.Put(t, js, false)
+	v.WaitStatus(t, js, model.ServiceStorage, "a first slice", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Generation == 1 })
+	v.Put(t, js, true)
+	_, st := v.WaitStatus(t, js, model.ServiceStorage, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
+	if s, _ := deploytest.Condition(st, model.ConditionStorageReady); s == "" {
 		t.Error("the released slice dropped the last report")
 	}
 }
