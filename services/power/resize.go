@@ -65,7 +65,8 @@ func (r *reconciler) syncClass(ctx context.Context, o reconcile.Object, vm *mode
 			target.applied.Name, model.AnnotationSameClassResize)
 		return obs, classSync{cond: classCondition(metav1.ConditionFalse, reason, msg)}, r.syncAnnotation(ctx, o, vm, rec, sameClass)
 	case obs.power != model.PowerStateOff:
-		msg := fmt.Sprintf("the resize to class %s waits for the VM to be powered off (it is %s)", target.applied.Name, obs.power)
+		// Not naming the state: a power-off this reconcile issues next would make it stale.
+		msg := fmt.Sprintf("the resize to class %s waits for the VM to be powered off", target.applied.Name)
 		return obs, classSync{cond: classCondition(metav1.ConditionFalse, reason, msg)}, nil
 	}
 

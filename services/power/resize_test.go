@@ -11,6 +11,7 @@ import (
 
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // seedClassSpec is the seed document's class, which the harness's VMs are made of: 2 CPUs,
@@ -135,7 +136,7 @@ func TestResizeWaitsForPowerOff(t *testing.T) {
 	h.putSpec(v)
 	h.readyInputs(v)
 	h.waitStatus(v, "waiting for a power-off", classPending(model.ReasonClassNameChanged,
-		"the resize to class big waits for the VM to be powered off (it is PoweredOn)"))
+		"the resize to class big waits for the VM to be powered off"))
 	if cfg := h.vcConfig(v); cfg.Hardware.NumCPU != 2 || cfg.Hardware.MemoryMB != 4096 {
 		t.Errorf("running VM changed to %d CPUs, %d MB, want it left at 2 and 4096", cfg.Hardware.NumCPU, cfg.Hardware.MemoryMB)
 	}
@@ -213,7 +214,7 @@ func TestSameClassResize(t *testing.T) {
 	h.waitStatus(follows, "on", synced(model.PowerStateOn))
 	h.updateClass(cls, hardwareClass(8, "8Gi", nil))
 	h.waitStatus(follows, "waiting for a power-off", classPending(model.ReasonSameClassResize,
-		"the resize to class elastic waits for the VM to be powered off (it is PoweredOn)"))
+		"the resize to class elastic waits for the VM to be powered off"))
 	if cfg := h.vcConfig(follows); cfg.Hardware.NumCPU != 4 {
 		t.Errorf("running VM changed to %d CPUs, want it left at 4", cfg.Hardware.NumCPU)
 	}
@@ -252,4 +253,47 @@ func TestResizeToAMissingClass(t *testing.T) {
 		return synced(model.PowerStateOn)(s) && classSynced(3, 3072)(s)
 	})
 	h.waitAnnotation(v, nowhere.applied())
+}
+
+// A resize whose task completed before the service could report it (a crash, or the same
+// change delivered twice) is not made again: the VM's record says it has the class.
+func TestResizeIsNotRepeated(t *testing.T) {
+	h := start(t)
+	h.putClass(inventory.SeedClassName, seedClassSpec())
+	big := h.putClass("big", hardwareClass(4, "8Gi", nil))
+	v := h.createVM("resized-before-crash")
+	task, err := v.vm.Reconfigure(h.ctx, resizeSpecOf(big))
+	if err == nil {
+		err = task.Wait(h.ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	reconfigured := func() int {
+		return len(slices.DeleteFunc(h.vcEvents(v), func(e string) bool { return e != "VmReconfiguredEvent" }))
+	}
+	before := reconfigured()
+
+	v.obj.Spec.PowerState = model.PowerStateOff
+	pendingResize(v, big.obj.Name)
+	pending := v.obj.Annotations[model.AnnotationLastResizedClass]
+	for range 2 { // the change, and the same change again
+		v.obj.Annotations[model.AnnotationLastResizedClass] = pending
+		h.putSpec(v)
+		h.readyInputs(v)
+		h.waitStatus(v, "in line with big", classSynced(4, 8192))
+		h.waitAnnotation(v, big.applied())
+	}
+	if n := reconfigured(); n != before {
+		t.Errorf("%d reconfigurations after the resize had been made, want none", n-before)
+	}
+}
+
+// resizeSpecOf is what a resize to c (a class without reservations or limits) does.
+func resizeSpecOf(c *testClass) types.VirtualMachineConfigSpec {
+	return types.VirtualMachineConfigSpec{
+		NumCPUs: int32(c.obj.Spec.Hardware.Cpus), MemoryMB: vcenter.Mebibytes(*c.obj.Spec.Hardware.Memory),
+		CpuAllocation: allocation(0, -1), MemoryAllocation: allocation(0, -1),
+		ExtraConfig: []types.BaseOptionValue{vcenter.AppliedClassOption(c.applied())},
+	}
 }
