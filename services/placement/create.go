@@ -37,7 +37,7 @@ func (r *reconciler) create(ctx context.Context, t *topology, id vmIdentity, spe
 	}
 	ctx, cancel := context.WithTimeout(ctx, createTimeout)
 	defer cancel()
-	cs := createSpec(id, spec, cls.hw, ch.host.coreMHz, img.hardwareVersion)
+	cs := createSpec(id, spec, cls, ch.host.coreMHz, img.hardwareVersion)
 	attrs := []attribute.KeyValue{objectAttr(id.namespace, id.name), attribute.String("vmop.image", img.name),
 		attribute.String("vcenter.host", ch.host.name), attribute.String("vcenter.datastore", ch.datastore.name)}
 	if img.typ == model.ImageTypeISO {
@@ -100,7 +100,7 @@ func (r *reconciler) createEmpty(ctx context.Context, folder *object.Folder, id 
 // configure gives a VM found by name, whose create stopped before its configuration was
 // applied, that configuration.
 func (r *reconciler) configure(ctx context.Context, ref types.ManagedObjectReference, id vmIdentity, spec model.VirtualMachineSpec, cls *class) error {
-	cs := createSpec(id, spec, cls.hw, 0, 0)
+	cs := createSpec(id, spec, cls, 0, 0)
 	cs.Version = "" // set at create only; vCenter upgrades hardware with UpgradeVM
 	return traced(ctx, spanReconfigure, func(ctx context.Context) error {
 		task, err := object.NewVirtualMachine(r.vc.c.Client, ref).Reconfigure(ctx, cs)

@@ -203,15 +203,13 @@ func (r *reconciler) created(ctx context.Context, t *topology, vm *model.Virtual
 }
 
 // appliedClass is the class last applied to the VM (api-rules §3): the one the
-// last-resized-vm-class annotation names while a resize is pending or after one, else the
-// spec's class, which the VM was created with.
+// last-resized-vm-class annotation names while a resize is pending (D14) or after one
+// (power keeps it in line with the VM), else the spec's class, which the VM was created
+// with.
 func appliedClass(vm *model.VirtualMachine) *model.LocalObjectRef {
 	name := vm.Spec.ClassName
-	if a := vm.Annotations[model.AnnotationLastResizedClass]; a != "" {
-		var last struct{ Name string }
-		if json.Unmarshal([]byte(a), &last) == nil && last.Name != "" {
-			name = last.Name
-		}
+	if last, ok := model.ParseAppliedClass(vm.Annotations[model.AnnotationLastResizedClass]); ok {
+		name = last.Name
 	}
 	return &model.LocalObjectRef{APIVersion: model.GroupVMOperator + "/" + model.VersionVMOperator,
 		Kind: "VirtualMachineClass", Name: name}

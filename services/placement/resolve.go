@@ -8,12 +8,13 @@ import (
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // class is a resolved VirtualMachineClass.
 type class struct {
-	name string
-	hw   classHardware
+	applied model.AppliedClass // what the VM records having been created with
+	hw      vcenter.ClassHardware
 }
 
 // resolveClass reads the VM's class from SPECS and sets VirtualMachineClassReady. A missing
@@ -39,13 +40,14 @@ func (r *reconciler) resolveClass(ctx context.Context, namespace, name string, c
 		conds.fail(model.ConditionClassReady, model.ReasonInvalid, fmt.Sprintf("VirtualMachineClass %s: %v", name, err))
 		return nil, nil
 	}
-	hw, err := classHardwareOf(obj.Spec)
+	hw, err := vcenter.ClassHardwareOf(obj.Spec)
 	if err != nil {
 		conds.fail(model.ConditionClassReady, model.ReasonInvalid, fmt.Sprintf("VirtualMachineClass %s: %v", name, err))
 		return nil, nil
 	}
 	conds.ok(model.ConditionClassReady)
-	return &class{name: name, hw: hw}, nil
+	applied := model.AppliedClass{Name: name, UID: string(obj.UID), Generation: obj.Generation}
+	return &class{applied: applied, hw: hw}, nil
 }
 
 // image is a resolved, ready image.

@@ -57,6 +57,7 @@ func Run(ctx context.Context, cfg Config) error {
 	rcfg := reconcile.Config{
 		Service: model.ServicePower, Plural: plural, Workers: workers,
 		Inputs: inputs, Resync: resyncEvery, Logger: log,
+		Related: []string{pluralClasses}, // resize.go: a changed class may resize its VMs
 	}
 	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, r.reconcile)
 	w := &watcher{vc: vc, index: r.index, req: trigger, log: log.With("service", model.ServicePower)}

@@ -84,6 +84,13 @@ func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconci
 			return reconcile.Result{}, err
 		}
 	}
+	// Resize by class and guest ID (resize*.go, guest.go): only while off, before any power-on.
+	obs, rc, err := r.reconfigure(ctx, o, &vm, obs, prev.status.Conditions)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	rc.hold(&g, &st)
+	// End of resize by class and guest ID.
 	before, ran := obs.power, false
 	if obs.vm != nil {
 		if obs, ran, err = r.apply(ctx, obs, &st, g); err != nil {
@@ -92,6 +99,7 @@ func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconci
 	}
 	st.observed = obs.power
 	status := r.status(o, prev, obs, st)
+	status.Conditions = rc.conditions(status.Conditions, prev.status.Conditions, o.Meta.Generation) // resize_reconfigure.go
 	err = n.notify(ctx, step{fromSeq: prev.seq, from: prev.status, previous: before, to: status, st: st, uniqueID: obs.uniqueID(), byVMOP: ran})
 	if err != nil {
 		return reconcile.Result{}, err

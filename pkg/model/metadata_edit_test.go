@@ -1,4 +1,4 @@
-package placement
+package model_test
 
 import (
 	"bytes"
@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vmop/vmop/pkg/model"
 )
 
-func TestWithLabel(t *testing.T) {
+func TestSetMetadataEntry(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"adds to existing labels, keeps everything else",
 			`{"kind":"VirtualMachine","metadata":{"name":"vm","generation":3,"labels":{"app":"x"}},"spec":{"big":12345678901234567890}}`,
@@ -19,7 +21,7 @@ func TestWithLabel(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := withLabel([]byte(tc.in), "topology.kubernetes.io/zone", "zone-a")
+			got, err := model.SetMetadataEntry([]byte(tc.in), "labels", "topology.kubernetes.io/zone", "zone-a")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -38,7 +40,7 @@ func TestWithLabel(t *testing.T) {
 			}
 		})
 	}
-	if _, err := withLabel([]byte(`[]`), "k", "v"); err == nil {
+	if _, err := model.SetMetadataEntry([]byte(`[]`), "annotations", "k", "v"); err == nil {
 		t.Error("a body that is no object: no error")
 	}
 }

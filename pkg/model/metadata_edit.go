@@ -1,0 +1,38 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// SetMetadataEntry returns the object body with metadata.<field>[key] = value, field being
+// "labels" or "annotations"; everything else is kept as it was (raw JSON, so numbers and
+// unknown fields survive). Services use it for the metadata they own (e.g. placement's
+// zone label) when they append the object to SPECS.
+func SetMetadataEntry(body []byte, field, key, value string) ([]byte, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return nil, err
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := obj["metadata"]; ok {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return nil, fmt.Errorf("metadata: %w", err)
+		}
+	}
+	entries := map[string]string{}
+	if raw, ok := meta[field]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &entries); err != nil {
+			return nil, fmt.Errorf("metadata.%s: %w", field, err)
+		}
+	}
+	entries[key] = value
+	var err error
+	if meta[field], err = json.Marshal(entries); err != nil {
+		return nil, err
+	}
+	if obj["metadata"], err = json.Marshal(meta); err != nil {
+		return nil, err
+	}
+	return json.Marshal(obj)
+}
