@@ -38,7 +38,7 @@ func (r *reconciler) syncGuestID(ctx context.Context, want string, obs observati
 	}
 	task, err := obs.vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{GuestId: want})
 	if err == nil {
-		err = task.Wait(ctx)
+		_, err = vcenter.WaitTask(ctx, task)
 	}
 	if err != nil && !vcenter.IsFault(err) {
 		return obs, nil, fmt.Errorf("set guest ID of VM %s: %w", obs.uniqueID(), err)

@@ -156,7 +156,7 @@ func (r *reconciler) resize(ctx context.Context, vm *object.VirtualMachine, rec 
 	}
 	task, err := vm.Reconfigure(ctx, resizeSpec(target, hostMHz))
 	if err == nil {
-		err = task.Wait(ctx)
+		_, err = vcenter.WaitTask(ctx, task)
 	}
 	if err != nil {
 		return fmt.Errorf("resize VM %s to class %s: %w", vm.Reference().Value, target.applied.Name, err)
