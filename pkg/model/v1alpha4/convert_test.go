@@ -174,7 +174,7 @@ func TestToHubReportsFieldsV1alpha4Lacks(t *testing.T) {
 
 func TestRenamePaths(t *testing.T) {
 	for in, want := range map[string]string{
-		"spec.hardware.cdrom[0].image.name: Required value":           "spec.cdrom[0].image.name: Required value",
+		"spec.hardware.cdrom[0].image.name: Required value":            "spec.cdrom[0].image.name: Required value",
 		"spec.bootOptions.bootOrder[1].type: Unsupported value: \"x\"": "spec.bootOptions.bootOrder[1]: Unsupported value: \"x\"",
 		"spec.currentSnapshotName":                                     "spec.currentSnapshot.name",
 		"spec.className: Required value":                               "spec.className: Required value",
