@@ -128,6 +128,41 @@ func TestKubectl(t *testing.T) {
 		}
 	})
 
+	t.Run("v1alpha4: apply upstream vm-example, get, explain", func(t *testing.T) {
+		doc := []byte(strings.Replace(vmExample, "name: my-vm", "name: v1a4-vm", 1))
+		for _, want := range []string{"created", "unchanged"} {
+			out, err := s.kubectlCtx(t.Context(), doc, "apply", "-n", "my-namespace", "-f", "-")
+			if err != nil || !strings.Contains(out, want) {
+				t.Fatalf("apply v1alpha4 (want %s): %v\n%s", want, err, out)
+			}
+		}
+		// kubectl keeps the version of a full resource name; a short name (vm.v1alpha4.…) is
+		// expanded to its group and read in the preferred version, as with any API server.
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(s.kubectl("get", "virtualmachines.v1alpha4.vmoperator.vmware.com", "v1a4-vm", "-n", "my-namespace", "-o", "yaml")), &obj); err != nil {
+			t.Fatal(err)
+		}
+		spec, _ := obj["spec"].(map[string]any)
+		if obj["apiVersion"] != "vmoperator.vmware.com/v1alpha4" || spec["hardware"] != nil || spec["className"] != "my-vm-class" {
+			t.Errorf("get virtualmachines.v1alpha4: apiVersion %v, spec %v", obj["apiVersion"], spec)
+		}
+		if out := s.kubectl("get", "vm.v1alpha4.vmoperator.vmware.com", "-n", "my-namespace"); !strings.Contains(out, "v1a4-vm") {
+			t.Errorf("get vm.v1alpha4.vmoperator.vmware.com:\n%s", out)
+		}
+		if out := s.kubectl("get", "vm", "v1a4-vm", "-n", "my-namespace", "-o", "jsonpath={.apiVersion}"); out != "vmoperator.vmware.com/v1alpha5" {
+			t.Errorf("get vm (preferred version) apiVersion = %q", out)
+		}
+		s.kubectl("patch", "virtualmachines.v1alpha4.vmoperator.vmware.com", "v1a4-vm", "-n", "my-namespace", "--type", "merge", "-p", `{"metadata":{"labels":{"tier":"web"}}}`)
+		if out := s.kubectl("get", "vm", "v1a4-vm", "-n", "my-namespace", "-o", "jsonpath={.metadata.labels.tier}"); out != "web" {
+			t.Errorf("label after a v1alpha4 patch = %q", out)
+		}
+		out := s.kubectl("explain", "vm.spec.cdrom", "--api-version", "vmoperator.vmware.com/v1alpha4")
+		if !strings.Contains(out, "VERSION:    v1alpha4") || !strings.Contains(out, "cdrom") {
+			t.Errorf("explain vm.spec.cdrom --api-version v1alpha4:\n%s", out)
+		}
+		s.kubectl("delete", "virtualmachines.v1alpha4.vmoperator.vmware.com", "v1a4-vm", "-n", "my-namespace", "--wait=false")
+	})
+
 	t.Run("ordinary user", func(t *testing.T) {
 		out, err := s.kubectlErr("--context", "user", "get", "vm", "-n", "kube-system")
 		if err == nil || !strings.Contains(out, "Forbidden") {

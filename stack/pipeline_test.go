@@ -21,9 +21,8 @@ import (
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
-// vmExample is the seed document's vm-example.yaml. Upstream's file says v1alpha4; vmop
-// serves v1alpha5 only, where the document is otherwise the same.
-const vmExample = `apiVersion: vmoperator.vmware.com/v1alpha5
+// vmExample is VM Operator's docs/concepts/workloads/vm-example.yaml, verbatim.
+const vmExample = `apiVersion: vmoperator.vmware.com/v1alpha4
 kind: VirtualMachine
 metadata:
   name: my-vm

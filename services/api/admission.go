@@ -25,6 +25,12 @@ type admitRequest struct {
 	FieldValidation string // Strict | Warn (default) | Ignore, as Kubernetes
 	DryRun          bool
 	Warnings        []string
+
+	// Unknown are fields the request's version does not know, already removed by the
+	// conversion to the hub; FieldPaths renders hub field paths in that version's names
+	// (nil when the request is in the hub version).
+	Unknown    []string
+	FieldPaths func(string) string
 }
 
 func (r *admitRequest) create() bool { return r.Old == nil }
@@ -47,6 +53,12 @@ type admission struct {
 }
 
 func (a *admission) admit(ctx context.Context, r *admitRequest) error {
+	err := a.admitHub(ctx, r)
+	renameWarnings(r.Warnings, r.FieldPaths)
+	return renameStatus(err, r.FieldPaths)
+}
+
+func (a *admission) admitHub(ctx context.Context, r *admitRequest) error {
 	if err := a.checkSchema(r); err != nil {
 		return err
 	}
@@ -94,6 +106,7 @@ func (a *admission) checkSchema(r *admitRequest) error {
 	}
 	errs := metadataErrors(r)
 	unknown, schemaErrs := model.CheckSchema(r.Kind.Kind, r.Obj)
+	unknown = append(r.Unknown, unknown...)
 	errs = append(errs, schemaErrs...)
 	for _, path := range unknown {
 		path = strings.TrimPrefix(path, ".")

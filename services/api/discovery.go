@@ -8,8 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
-
-	"github.com/vmop/vmop/pkg/model"
 )
 
 // Verbs every kind serves; discovery advertises them so kubectl knows what it may ask.
@@ -39,14 +37,37 @@ func (s *server) coreVersions(c echo.Context) error {
 // groups answers /apis with every named group we serve.
 func (s *server) groups(c echo.Context) error {
 	list := metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
+	list.Groups = apiGroups()
+	return c.JSON(http.StatusOK, list)
+}
+
+// group answers /apis/<group>.
+func (s *server) group(c echo.Context, name string) error {
+	for _, g := range apiGroups() {
+		if g.Name == name {
+			g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+			return c.JSON(http.StatusOK, g)
+		}
+	}
+	return notFoundPath()
+}
+
+// apiGroups lists the named groups with their versions; the first version served (the
+// storage version) is the preferred one.
+func apiGroups() []metav1.APIGroup {
+	var out []metav1.APIGroup
 	for _, gv := range groupVersions() {
 		if gv.Group == "" {
 			continue
 		}
 		v := metav1.GroupVersionForDiscovery{GroupVersion: gv.Group + "/" + gv.Version, Version: gv.Version}
-		list.Groups = append(list.Groups, metav1.APIGroup{Name: gv.Group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v})
+		if n := len(out); n > 0 && out[n-1].Name == gv.Group {
+			out[n-1].Versions = append(out[n-1].Versions, v)
+			continue
+		}
+		out = append(out, metav1.APIGroup{Name: gv.Group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v})
 	}
-	return c.JSON(http.StatusOK, list)
+	return out
 }
 
 // resourceList answers /api/v1 and /apis/<group>/<version>; false when we serve no such
@@ -57,7 +78,7 @@ func resourceList(group, ver string) (metav1.APIResourceList, bool) {
 		gv = ver
 	}
 	list := metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv}
-	for _, k := range model.Kinds() {
+	for _, k := range servedKinds() {
 		if k.Group != group || k.Version != ver {
 			continue
 		}
@@ -76,14 +97,23 @@ func resourceList(group, ver string) (metav1.APIResourceList, bool) {
 
 type groupVersion struct{ Group, Version string }
 
-// groupVersions lists the served group-versions in the order of the kind registry.
+// groupVersions lists the served group-versions, grouped by group in the order of the
+// kind registry, the storage version of each group first.
 func groupVersions() []groupVersion {
 	var out []groupVersion
-	for _, k := range model.Kinds() {
+	for _, k := range servedKinds() {
 		gv := groupVersion{k.Group, k.Version}
-		if !slices.Contains(out, gv) {
-			out = append(out, gv)
+		if slices.Contains(out, gv) {
+			continue
 		}
+		at := len(out)
+		for i := len(out) - 1; i >= 0; i-- {
+			if out[i].Group == gv.Group {
+				at = i + 1
+				break
+			}
+		}
+		out = slices.Insert(out, at, gv)
 	}
 	return out
 }

@@ -33,6 +33,7 @@ func (s *server) patch(c echo.Context, t target) error {
 			return err
 		}
 	}
+	t.fromHub(cur) // the patch applies to the object as the client reads it
 	orig, err := json.Marshal(cur)
 	if err != nil {
 		return err

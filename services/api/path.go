@@ -12,7 +12,8 @@ import (
 // target is what a resource URL names: a kind, optionally a namespace, an object and a
 // subresource. An empty Name means the collection.
 type target struct {
-	Kind        model.Kind
+	Kind        model.Kind // the stored (hub) kind
+	Version     string     // the version the URL names: Kind.Version or one served by conversion
 	Namespace   string
 	Name        string
 	Subresource string
@@ -42,14 +43,14 @@ func parseTarget(path string) (target, bool) {
 	if len(segs) == 0 || len(segs) > 3 {
 		return target{}, false
 	}
-	k, ok := model.KindFor(group, segs[0])
-	if !ok || k.Version != version {
+	k, ok := servedKind(group, version, segs[0])
+	if !ok {
 		return target{}, false
 	}
 	if t.Namespace != "" && !k.Namespaced {
 		return target{}, false
 	}
-	t.Kind = k
+	t.Kind, t.Version = k, version
 	if len(segs) > 1 {
 		t.Name = segs[1]
 	}

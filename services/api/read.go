@@ -27,7 +27,7 @@ func (s *server) get(c echo.Context, t target) error {
 	if wantsTable(c.Request().Header.Get(echo.HeaderAccept)) {
 		return s.writeTable(c, t, [][]byte{obj.JSON}, metav1.ListMeta{})
 	}
-	return c.JSONBlob(http.StatusOK, obj.JSON)
+	return writeObject(c, t, http.StatusOK, obj.JSON)
 }
 
 func (s *server) list(c echo.Context, t target) error {
@@ -59,14 +59,16 @@ func (s *server) list(c echo.Context, t target) error {
 	}
 	raw := make([]json.RawMessage, len(items))
 	for i, it := range items {
-		raw[i] = it
+		if raw[i], err = t.servedJSON(it); err != nil {
+			return err
+		}
 	}
 	return c.JSON(http.StatusOK, struct {
 		APIVersion string            `json:"apiVersion"`
 		Kind       string            `json:"kind"`
 		Metadata   metav1.ListMeta   `json:"metadata"`
 		Items      []json.RawMessage `json:"items"`
-	}{t.Kind.APIVersion(), t.Kind.ListKind, meta, raw})
+	}{t.apiVersion(), t.Kind.ListKind, meta, raw})
 }
 
 func (s *server) writeTable(c echo.Context, t target, objs [][]byte, meta metav1.ListMeta) error {

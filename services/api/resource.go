@@ -14,6 +14,9 @@ import (
 // collections, objects and their status subresource.
 func (s *server) resource(c echo.Context) error {
 	path := c.Request().URL.Path
+	if segs := strings.Split(strings.Trim(path, "/"), "/"); len(segs) == 2 && segs[0] == "apis" {
+		return s.group(c, segs[1])
+	}
 	if group, ver, ok := groupVersionPath(path); ok {
 		list, found := resourceList(group, ver)
 		if !found {

@@ -34,6 +34,7 @@ func (s *server) writeStatus(c echo.Context, t target, obj map[string]any) error
 	if !found {
 		return notFound(t.gr(), t.Name)
 	}
+	t.toHub(obj) // services write slices in the hub version; unknown fields are dropped
 	status, err := json.Marshal(obj["status"])
 	if err != nil {
 		return badRequest("status: %v", err)
@@ -53,5 +54,5 @@ func (s *server) writeStatus(c echo.Context, t target, obj map[string]any) error
 	if err != nil {
 		return fmt.Errorf("read back %s: %w", t.ref(), err)
 	}
-	return c.JSONBlob(http.StatusOK, stored.JSON)
+	return writeObject(c, t, http.StatusOK, stored.JSON)
 }

@@ -57,7 +57,10 @@ func (s *server) watch(c echo.Context, t target) error {
 	w.Flush()
 	enc := json.NewEncoder(w)
 	for ch := range changes {
-		obj := json.RawMessage(ch.Object)
+		obj, err := t.servedJSON(ch.Object)
+		if err != nil {
+			return err
+		}
 		if table {
 			tbl, err := toTable(t.Kind, [][]byte{ch.Object}, metav1.ListMeta{ResourceVersion: ch.RV}, time.Now())
 			if err != nil {

@@ -28,14 +28,15 @@ func (s *server) create(c echo.Context, t target) error {
 		return err
 	}
 	r := &admitRequest{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, User: userOf(c),
-		Privileged: s.auth.privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: dry}
+		Privileged: s.auth.privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: dry,
+		Unknown: t.toHub(obj), FieldPaths: t.fieldPaths()}
 	seq, err := s.createObject(c.Request().Context(), t, r)
 	setWarnings(c, r.Warnings)
 	if err != nil {
 		return err
 	}
 	if r.DryRun {
-		return c.JSON(http.StatusCreated, obj)
+		return writeHubObject(c, t, http.StatusCreated, obj)
 	}
 	return s.respondStored(c, t, seq, http.StatusCreated)
 }
@@ -76,8 +77,8 @@ func (s *server) createObject(ctx context.Context, t target, r *admitRequest) (u
 // identify checks the body's type and name against the URL and fills in what the URL
 // implies (namespace, a generated name).
 func identify(obj map[string]any, t *target) error {
-	if av, _ := obj["apiVersion"].(string); av != t.Kind.APIVersion() {
-		return badRequest("the API version in the data (%s) does not match the expected API version (%s)", av, t.Kind.APIVersion())
+	if av, _ := obj["apiVersion"].(string); av != t.apiVersion() {
+		return badRequest("the API version in the data (%s) does not match the expected API version (%s)", av, t.apiVersion())
 	}
 	if k, _ := obj["kind"].(string); k != t.Kind.Kind {
 		return badRequest("the kind in the data (%s) does not match the expected kind (%s)", k, t.Kind.Kind)
@@ -120,10 +121,11 @@ func (s *server) update(c echo.Context, t target) error {
 	return s.replace(c, t, obj)
 }
 
-// replace is the shared tail of PUT and PATCH: CAS against the client's resourceVersion,
-// admission against the stored object, system metadata carried over, a no-op stores
-// nothing, and generation counts content changes.
+// replace is the shared tail of PUT and PATCH: conversion to the hub version, CAS against
+// the client's resourceVersion, admission against the stored object, system metadata
+// carried over, a no-op stores nothing, and generation counts content changes.
 func (s *server) replace(c echo.Context, t target, obj map[string]any) error {
+	unknown := t.toHub(obj)
 	ctx := c.Request().Context()
 	dry, err := dryRun(c)
 	if err != nil {
@@ -146,8 +148,10 @@ func (s *server) replace(c echo.Context, t target, obj map[string]any) error {
 				fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 		}
 	}
+	t.restore(obj, old)
 	r := &admitRequest{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, Old: old, User: userOf(c),
-		Privileged: s.auth.privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: dry}
+		Privileged: s.auth.privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: dry,
+		Unknown: unknown, FieldPaths: t.fieldPaths()}
 	if err := s.admit.admit(ctx, r); err != nil {
 		return err
 	}
@@ -170,7 +174,7 @@ func (s *server) replace(c echo.Context, t target, obj map[string]any) error {
 		metadata(obj)["generation"] = generation(old) + 1
 	}
 	if dry {
-		return c.JSON(http.StatusOK, obj)
+		return writeHubObject(c, t, http.StatusOK, obj)
 	}
 	if equalObjects(obj, old) {
 		return s.respondStored(c, t, rec.Seq, http.StatusOK)
@@ -200,13 +204,13 @@ func (s *server) delete(c echo.Context, t target) error {
 		return s.respondStored(c, t, rec.Seq, http.StatusOK)
 	}
 	if dry {
-		return c.JSON(http.StatusOK, obj)
+		return writeHubObject(c, t, http.StatusOK, obj)
 	}
 	if len(finalizers(obj)) == 0 && len(t.Kind.Owners) == 0 {
 		if _, err := s.specs.append(ctx, t, events.OpDelete, obj, rec.Seq); err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, obj)
+		return writeHubObject(c, t, http.StatusOK, obj)
 	}
 	m["deletionTimestamp"] = time.Now().UTC().Format(time.RFC3339)
 	m["deletionGracePeriodSeconds"] = 0
@@ -229,7 +233,7 @@ func (s *server) respondStored(c echo.Context, t target, seq uint64, code int) e
 	if err != nil {
 		return fmt.Errorf("read back %s: %w", t.ref(), err)
 	}
-	return c.JSONBlob(code, obj.JSON)
+	return writeObject(c, t, code, obj.JSON)
 }
 
 // setWarnings sends admission warnings the way the apiserver does (kubectl prints them).

@@ -9,12 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/vmop/vmop/pkg/model"
 )
 
 // fakeAPIServer serves discovery, the OpenAPI documents and a tiny object store: just
@@ -138,21 +137,25 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func groupList() obj {
 	var groups []obj
-	seen := map[string]bool{}
-	for _, k := range model.Kinds() {
-		if k.Group == "" || seen[k.Group] {
-			continue
-		}
-		seen[k.Group] = true
+	at := map[string]int{}
+	for _, k := range servedKinds() {
 		gv := obj{"groupVersion": k.Group + "/" + k.Version, "version": k.Version}
-		groups = append(groups, obj{"name": k.Group, "versions": []obj{gv}, "preferredVersion": gv})
+		i, seen := at[k.Group]
+		switch {
+		case k.Group == "":
+		case !seen:
+			at[k.Group] = len(groups)
+			groups = append(groups, obj{"name": k.Group, "versions": []obj{gv}, "preferredVersion": gv})
+		case !slices.ContainsFunc(groups[i]["versions"].([]obj), func(o obj) bool { return o["version"] == k.Version }):
+			groups[i]["versions"] = append(groups[i]["versions"].([]obj), gv)
+		}
 	}
 	return obj{"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 }
 
 func resourceList(group, version string) obj {
 	resources := []obj{}
-	for _, k := range model.Kinds() {
+	for _, k := range servedKinds() {
 		if k.Group != group || k.Version != version {
 			continue
 		}
@@ -211,6 +214,12 @@ func TestKubectlExplain(t *testing.T) {
 		{[]string{"explain", "virtualmachines"}, []string{"VirtualMachine is a virtual machine on vSphere", "spec\t<Object>", "status\t<Object>"}},
 		{[]string{"explain", "vm.spec.network.interfaces.name"}, []string{"FIELD: name <string>", "Name identifies the interface"}},
 		{[]string{"explain", "vmclass"}, []string{"KIND:       VirtualMachineClass"}},
+		{[]string{"explain", "vm.spec.cdrom", "--api-version", "vmoperator.vmware.com/v1alpha4"}, []string{
+			"VERSION:    v1alpha4", "FIELD: cdrom <[]Object>", "allowGuestControl",
+		}},
+		{[]string{"explain", "vm.spec.bootOptions.bootOrder", "--api-version", "vmoperator.vmware.com/v1alpha4"}, []string{
+			"FIELD: bootOrder <[]string>", "Disk",
+		}},
 		{[]string{"explain", "pvc.spec"}, []string{"KIND:       PersistentVolumeClaim", "VERSION:    v1"}},
 		{[]string{"explain", "sc", "--output", "plaintext-openapiv2"}, []string{"KIND:     StorageClass", "VERSION:  storage.k8s.io/v1", "provisioner\t<string> -required-"}},
 	}

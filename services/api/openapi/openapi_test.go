@@ -11,8 +11,6 @@ import (
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/vmop/vmop/pkg/model"
 )
 
 func decodeDoc(t *testing.T, data []byte) obj {
@@ -86,7 +84,7 @@ func TestV2Document(t *testing.T) {
 	if _, ok := dig(t, vm, "properties", "spec", "properties", "advanced", "properties", "bootDiskCapacity").(obj)["anyOf"]; ok {
 		t.Errorf("v2 int-or-string has anyOf, which Swagger 2.0 does not allow")
 	}
-	for _, k := range model.Kinds() {
+	for _, k := range servedKinds() {
 		for _, name := range []string{definitionName(k.Group, k.Version, k.Kind), definitionName(k.Group, k.Version, k.ListKind)} {
 			dig(t, d, "definitions", name)
 		}
@@ -171,7 +169,7 @@ func TestV3Root(t *testing.T) {
 	root := decodeDoc(t, V3Root())
 	paths := dig(t, root, "paths").(obj)
 	var want []string
-	for _, k := range model.Kinds() {
+	for _, k := range servedKinds() {
 		key := "apis/" + k.Group + "/" + k.Version
 		if k.Group == "" {
 			key = "api/v1"

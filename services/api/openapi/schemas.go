@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/model/v1alpha4"
 )
 
 type obj = map[string]any
@@ -46,10 +47,22 @@ func gvk(group, version, kind string) obj {
 	return obj{"group": group, "version": version, "kind": kind}
 }
 
+// servedKinds are the stored kinds and the kinds served by conversion (v1alpha4); each
+// version gets its own paths and definitions.
+func servedKinds() []model.Kind { return append(model.Kinds(), v1alpha4.Kinds()...) }
+
+// schemaOf is the schema of a kind in its version.
+func schemaOf(k model.Kind) (*model.Schema, bool) {
+	if k.Group == model.GroupVMOperator && k.Version == v1alpha4.Version {
+		return v1alpha4.SchemaFor(k.Kind)
+	}
+	return model.SchemaFor(k.Kind)
+}
+
 // kindSchema is the published schema of a kind: the model's structural schema with the
 // x-kubernetes-group-version-kind list kubectl looks kinds up by.
 func kindSchema(k model.Kind, v3 bool) (obj, error) {
-	s, ok := model.SchemaFor(k.Kind)
+	s, ok := schemaOf(k)
 	if !ok {
 		return nil, fmt.Errorf("no schema for kind %s", k.Kind)
 	}

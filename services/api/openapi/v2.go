@@ -9,8 +9,6 @@ import (
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/vmop/vmop/pkg/model"
 )
 
 // V2ProtobufContentType is the Content-Type of [V2Protobuf], as the API server sends it.
@@ -65,7 +63,7 @@ func buildV2() ([]byte, error) {
 	}
 	paths := obj{}
 	ref := func(name string) string { return "#/definitions/" + name }
-	for _, k := range model.Kinds() {
+	for _, k := range servedKinds() {
 		s, err := kindSchema(k, false)
 		if err != nil {
 			return nil, err

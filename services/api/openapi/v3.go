@@ -52,7 +52,7 @@ var v3Docs = sync.OnceValue(func() v3Set {
 
 func buildV3() (v3Set, error) {
 	byGV := map[string][]model.Kind{}
-	for _, k := range model.Kinds() {
+	for _, k := range servedKinds() {
 		key := "apis/" + k.Group + "/" + k.Version
 		if k.Group == "" {
 			key = "api/" + k.Version
