@@ -45,6 +45,8 @@ func (o Object) Deleting() bool { return o.Meta.DeletionTimestamp != "" }
 type Result struct {
 	Status   any  // this service's part of .status; nil for none
 	Released bool // the service finished its deletion work
+
+	published bool // Trigger.Func published it already, under the object's lock
 }
 
 // Func reconciles one object. It is called again for every change, so it must be
@@ -210,17 +212,23 @@ func (l *loop) reconcile(ctx context.Context, ref events.Ref) error {
 		return err
 	}
 	res, err := l.f(ctx, o)
-	if err != nil {
+	if err != nil || res.published {
 		return err
 	}
-	slice := events.Slice{Service: l.cfg.Service, UID: o.Meta.UID, Generation: o.Meta.Generation, Released: res.Released}
+	return publish(ctx, l.js, l.cfg, o, res)
+}
+
+// publish records res as the service's slice about o.
+func publish(ctx context.Context, js jetstream.JetStream, cfg Config, o Object, res Result) error {
+	slice := events.Slice{Service: cfg.Service, UID: o.Meta.UID, Generation: o.Meta.Generation, Released: res.Released}
 	if res.Status != nil {
+		var err error
 		if slice.Status, err = json.Marshal(res.Status); err != nil {
-			return fmt.Errorf("%w: encode status of %s: %v", events.ErrPermanent, ref, err)
+			return fmt.Errorf("%w: encode status of %s: %v", events.ErrPermanent, o.Ref, err)
 		}
 	}
-	if _, err := events.PublishStatus(ctx, l.js, ref, slice); err != nil {
-		return fmt.Errorf("publish status of %s: %w", ref, err)
+	if _, err := events.PublishStatus(ctx, js, o.Ref, slice); err != nil {
+		return fmt.Errorf("publish status of %s: %w", o.Ref, err)
 	}
 	return nil
 }

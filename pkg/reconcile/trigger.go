@@ -21,9 +21,7 @@ import (
 // Run's per-object queue does not see these reconciles, so the service gives Run
 // [Trigger.Func] instead of its own Func: both paths then take the same per-object lock and
 // an object is never reconciled twice at the same time, nor acted on with an older spec
-// than the reconcile before. One gap remains: Run publishes its slice just after the lock
-// is released, so a triggered reconcile can publish first and Run's slice, read a moment
-// earlier, lands last; the next trigger, input or resync replaces it.
+// than the reconcile before, and slices are published in the order the reconciles ran.
 type Trigger struct {
 	js    jetstream.JetStream
 	cfg   Config
@@ -61,12 +59,14 @@ func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
 	}
 }
 
-// Func is the Func to give Run: f, holding the object's lock. Run read the object before
-// the lock was free, and a triggered reconcile may have acted on a newer spec meanwhile, so
-// f never gets an older spec than the reconcile before it did: a spec changed since (e.g.
-// annotations) is read again, and one of a newer generation, which Run's slice could not be
-// labelled with, fails this reconcile with [ErrSuperseded] for a retry; the newer record's
-// own message is then already queued behind it.
+// Func is the Func to give Run: f, holding the object's lock, which is held until the
+// slice is published too, so that a triggered reconcile and Run's publish in the order
+// they acted. Run read the object before the lock was free, and a triggered reconcile may
+// have acted on a newer spec meanwhile, so f never gets an older spec than the reconcile
+// before it did: a spec changed since (e.g. annotations) is read again, and one of a newer
+// generation, which Run's slice could not be labelled with, fails this reconcile with
+// [ErrSuperseded] for a retry; the newer record's own message is then already queued
+// behind it.
 func (t *Trigger) Func() Func {
 	return func(ctx context.Context, o Object) (Result, error) {
 		unlock := t.locks.lock(events.SpecSubject(o.Ref))
@@ -75,17 +75,25 @@ func (t *Trigger) Func() Func {
 		if err != nil {
 			return Result{}, fmt.Errorf("read spec of %s: %w", o.Ref, err)
 		}
-		if latest.Seq == o.Spec.Seq {
-			return t.f(ctx, o)
+		if latest.Seq != o.Spec.Seq {
+			fresh, found, err := readObject(ctx, t.js, t.cfg, o.Ref)
+			switch {
+			case err != nil:
+				return Result{}, err
+			case !found || fresh.Meta.UID != o.Meta.UID || fresh.Meta.Generation != o.Meta.Generation:
+				return Result{}, fmt.Errorf("%s: %w", o.Ref, ErrSuperseded)
+			}
+			o = fresh
 		}
-		fresh, found, err := readObject(ctx, t.js, t.cfg, o.Ref)
-		switch {
-		case err != nil:
+		res, err := t.f(ctx, o)
+		if err != nil {
 			return Result{}, err
-		case !found || fresh.Meta.UID != o.Meta.UID || fresh.Meta.Generation != o.Meta.Generation:
-			return Result{}, fmt.Errorf("%s: %w", o.Ref, ErrSuperseded)
 		}
-		return t.f(ctx, fresh)
+		if err := publish(ctx, t.js, t.cfg, o, res); err != nil {
+			return Result{}, err
+		}
+		res.published = true
+		return res, nil
 	}
 }
 
