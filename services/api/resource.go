@@ -11,7 +11,7 @@ import (
 )
 
 // resource serves every /api and /apis path: group-version discovery, and the verbs on
-// collections, objects and their status subresource.
+// collections, objects and their status subresource, and the actions (actions.go).
 func (s *server) resource(c echo.Context) error {
 	path := c.Request().URL.Path
 	if group, ver, ok := groupVersionPath(path); ok {
@@ -22,6 +22,9 @@ func (s *server) resource(c echo.Context) error {
 		return c.JSON(http.StatusOK, list)
 	}
 	t, ok := parseTarget(path)
+	if ok && isAction(t) {
+		return s.action(c, t)
+	}
 	if !ok || (t.Subresource != "" && (t.Subresource != "status" || !t.Kind.HasStatus)) {
 		return notFoundPath()
 	}
