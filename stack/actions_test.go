@@ -43,7 +43,9 @@ func TestActions(t *testing.T) {
 	tp.waitStatusColumn("action-vm", "Running")
 
 	t.Run("kubectl patch stops, starts and restarts", func(t *testing.T) {
-		patch := func(p string) { tp.kubectl("--context", "user", "patch", "vm", "action-vm", "-n", "my-namespace", "--type", "merge", "-p", p) }
+		patch := func(p string) {
+			tp.kubectl("--context", "user", "patch", "vm", "action-vm", "-n", "my-namespace", "--type", "merge", "-p", p)
+		}
 		// Hard: vcsim's guest never runs Tools, so a soft power-off may wait (vcsim notes P5).
 		patch(`{"spec":{"powerState":"PoweredOff","powerOffMode":"Hard"}}`)
 		poweredIn("action-vm", types.VirtualMachinePowerStatePoweredOff)
