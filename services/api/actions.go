@@ -103,6 +103,7 @@ func (s *server) action(c echo.Context, t target) error {
 		if !apierrors.IsConflict(err) || attempt == actionAttempts {
 			return err
 		}
+		c.Response().Header().Del("Warning") // the next attempt's admission warns again
 	}
 }
 

@@ -249,3 +249,37 @@ func TestVirtualMachineStatusColumn(t *testing.T) {
 		t.Errorf("after stop: %q, want Stopping", got)
 	}
 }
+
+// Concurrent actions on one VM all succeed: one that loses the compare-and-swap is
+// applied again to the new state, as the apiserver retries a patch.
+func TestConcurrentActionsAreRetried(t *testing.T) {
+	js := newStreams(t)
+	g := startGateway(t, js, t.TempDir())
+	admissionInventory(t, g)
+	code, body := g.do("POST", vms, userToken, minimalVM, "Content-Type", "application/yaml")
+	if code != http.StatusCreated {
+		t.Fatalf("create VM: %d %s", code, body)
+	}
+	observePower(t, js, "my-vm", field(decode(t, body), "metadata", "uid").(string), model.PowerStateOn)
+	g.eventually("observed PoweredOn", func() bool {
+		_, body := g.do("GET", vms+"/my-vm", adminToken, nil)
+		return field(decode(t, body), "status", "powerState") == "PoweredOn"
+	})
+	before := specCount(t, js)
+	const n = 4 // fewer than the attempts: every round stores at least one
+	codes := make(chan int, n)
+	for range n {
+		go func() {
+			code, _, _ := g.doHeader("PUT", vms+"/my-vm/restart", userToken, nil)
+			codes <- code
+		}()
+	}
+	for range n {
+		if code := <-codes; code != http.StatusOK {
+			t.Errorf("a concurrent restart answered %d", code)
+		}
+	}
+	if after := specCount(t, js); after != before+n {
+		t.Errorf("SPECS grew by %d, want %d restarts stored", after-before, n)
+	}
+}
