@@ -12,4 +12,7 @@ const (
 	// TypeVirtualMachineDeleteBlocked: a VM being deleted is held back by the
 	// delete.check annotations named in the data.
 	TypeVirtualMachineDeleteBlocked = "vmop.virtualmachine.deleteblocked"
+	// TypeVirtualMachineDeleteUnblocked: the last delete.check annotation of a VM being
+	// deleted was removed; the deletion proceeds. The data names the checks removed.
+	TypeVirtualMachineDeleteUnblocked = "vmop.virtualmachine.deleteunblocked"
 )

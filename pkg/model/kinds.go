@@ -8,6 +8,10 @@ type Column struct {
 	// date); JSONPath selects the value from the object; Description explains the column.
 	Name, Type, JSONPath, Description string
 
+	// Value, when set instead of JSONPath, computes the cell from the stored object's JSON:
+	// for values no JSONPath can select, such as a status derived from spec and status.
+	Value func(obj []byte) any
+
 	// Priority 0 columns are always shown; higher ones only with -o wide.
 	Priority int32
 }
@@ -102,6 +106,7 @@ var kinds = []Kind{
 		Namespaced: true, HasStatus: true,
 		Columns: []Column{
 			{Name: "Power-State", Type: "string", JSONPath: ".status.powerState", Description: "Observed power state."},
+			{Name: "Status", Type: "string", Value: virtualMachineStatusCell, Description: "What the VM is doing, derived from spec and status: Creating, Starting, Running, Stopping, Stopped, Suspended, Restarting, Blocked, Deleting or Failed."},
 			{Name: "Class", Type: "string", JSONPath: ".spec.className", Description: "VirtualMachineClass of the VM.", Priority: 1},
 			{Name: "Image", Type: "string", JSONPath: ".spec.image.name", Description: "Image the VM was deployed from.", Priority: 1},
 			{Name: "Primary-IP4", Type: "string", JSONPath: ".status.network.primaryIP4", Description: "Primary IPv4 address.", Priority: 1},

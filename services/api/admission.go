@@ -50,6 +50,8 @@ type validator func(ctx context.Context, r *admitRequest) field.ErrorList
 type admission struct {
 	defaulters map[string]defaulter
 	validators map[string]validator
+	// deleting are the rules that hold even for updates of an object being deleted.
+	deleting map[string]validator
 }
 
 func (a *admission) admit(ctx context.Context, r *admitRequest) error {
@@ -72,23 +74,30 @@ func (a *admission) admitHub(ctx context.Context, r *admitRequest) error {
 		}
 	}
 	if !r.create() && metaString(r.Old, "deletionTimestamp") != "" {
-		return nil // §5.2: updates of an object being deleted skip stage 3
+		return a.validate(ctx, r, a.deleting) // §5.2: updates of an object being deleted skip stage 3, but for these
 	}
 	if r.Privileged && metadata(r.Obj)["annotations"] != nil {
 		if ann, _ := metadata(r.Obj)["annotations"].(map[string]any); ann[model.AnnotationSkipValidation] != nil {
 			return nil // §5.2: honoured only for privileged callers
 		}
 	}
-	if v := a.validators[r.Kind.Kind]; v != nil {
-		errs := v(ctx, r)
-		for _, e := range errs {
-			if e.Type == field.ErrorTypeInternal { // a lookup failed: the store's fault, not the caller's
-				return fmt.Errorf("validating %s: %w", r.Kind.Kind, e)
-			}
+	return a.validate(ctx, r, a.validators)
+}
+
+// validate is stage 3 with the kind's validator from rules, if it has one.
+func (a *admission) validate(ctx context.Context, r *admitRequest, rules map[string]validator) error {
+	v := rules[r.Kind.Kind]
+	if v == nil {
+		return nil
+	}
+	errs := v(ctx, r)
+	for _, e := range errs {
+		if e.Type == field.ErrorTypeInternal { // a lookup failed: the store's fault, not the caller's
+			return fmt.Errorf("validating %s: %w", r.Kind.Kind, e)
 		}
-		if len(errs) > 0 {
-			return invalid(r.groupKind(), r.Name, errs)
-		}
+	}
+	if len(errs) > 0 {
+		return invalid(r.groupKind(), r.Name, errs)
 	}
 	return nil
 }

@@ -25,7 +25,8 @@ func newAdmission(rm *readmodel.Store, ns NamespaceSettings) *admission {
 	vm := &vmAdmission{rm: rm, ns: ns}
 	defaulters, validators := kindRules()
 	defaulters["VirtualMachine"], validators["VirtualMachine"] = vm.defaults, vm.validate
-	return &admission{defaulters: defaulters, validators: validators}
+	deleting := map[string]validator{"VirtualMachine": vm.validateDeleting}
+	return &admission{defaulters: defaulters, validators: validators, deleting: deleting}
 }
 
 // vmAdmission runs the model's VirtualMachine rules on typed objects.
@@ -82,6 +83,15 @@ func (a *vmAdmission) validate(_ context.Context, r *admitRequest) field.ErrorLi
 		return field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
 	}
 	return model.ValidateVirtualMachine(vm, old, a.env(r))
+}
+
+// validateDeleting is stage 3 for an update of a VM being deleted: the rules deletion obeys.
+func (a *vmAdmission) validateDeleting(_ context.Context, r *admitRequest) field.ErrorList {
+	vm, old, err := typedVMs(r)
+	if err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
+	}
+	return model.ValidateDeletingVirtualMachine(vm, old, a.env(r))
 }
 
 func typedVMs(r *admitRequest) (vm, old *model.VirtualMachine, err error) {

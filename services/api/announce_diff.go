@@ -44,6 +44,11 @@ type deleteBlocked struct {
 	Checks map[string]string `json:"checks"` // component → annotation value
 }
 
+// deleteUnblocked is the data of the delete-unblocked event.
+type deleteUnblocked struct {
+	Removed map[string]string `json:"removed"` // the checks announced blocking, component → value
+}
+
 // vmChange is the part of a changed VirtualMachine the announcer reads.
 type vmChange struct {
 	Metadata struct {
@@ -146,6 +151,10 @@ func announce(prev *announced, typ string, object []byte) (*announced, []announc
 	if next.Deleting && len(next.DeleteChecks) > 0 && (!prev.Deleting || !maps.Equal(prev.DeleteChecks, next.DeleteChecks)) {
 		out = append(out, announcement{events.TypeVirtualMachineDeleteBlocked,
 			uid + "/deleteblocked/" + rv, deleteBlocked{Checks: next.DeleteChecks}})
+	}
+	if next.Deleting && prev.Deleting && len(prev.DeleteChecks) > 0 && len(next.DeleteChecks) == 0 {
+		out = append(out, announcement{events.TypeVirtualMachineDeleteUnblocked,
+			uid + "/deleteunblocked/" + rv, deleteUnblocked{Removed: prev.DeleteChecks}})
 	}
 	return next, out, nil
 }

@@ -59,10 +59,13 @@ func TestAnnounceComparesWithWhatWasAnnounced(t *testing.T) {
 		{"the same checks block no more", readmodel.Modified, vmJSON(t, "u1", 2, "6.4", true, check,
 			cond("Ready", "False", "Deleting"), cond("VirtualMachineCreated", "True", "Created")),
 			[]string{"u1/conditionchanged/6.4/Ready"}},
-		{"deleted", readmodel.Deleted, vmJSON(t, "u1", 2, "7.4", true, nil), []string{"u1/deleted"}},
-		{"a new incarnation", readmodel.Added, vmJSON(t, "u2", 1, "8.0", false, nil), []string{"u2/created"}},
+		{"the last check is removed", readmodel.Modified, vmJSON(t, "u1", 2, "7.4", true, nil,
+			cond("Ready", "False", "Deleting"), cond("VirtualMachineCreated", "True", "Created")),
+			[]string{"u1/deleteunblocked/7.4"}},
+		{"deleted", readmodel.Deleted, vmJSON(t, "u1", 2, "8.4", true, nil), []string{"u1/deleted"}},
+		{"a new incarnation", readmodel.Added, vmJSON(t, "u2", 1, "9.0", false, nil), []string{"u2/created"}},
 		{"the name's next incarnation replaces one whose tombstone was missed", readmodel.Added,
-			vmJSON(t, "u3", 1, "9.0", false, nil), []string{"u2/deleted", "u3/created"}},
+			vmJSON(t, "u3", 1, "10.0", false, nil), []string{"u2/deleted", "u3/created"}},
 	}
 	var prev *announced
 	for _, s := range steps {

@@ -89,6 +89,13 @@ func TestAnnouncerPublishesVirtualMachineLife(t *testing.T) {
 			t.Fatalf("delete: %d %s", code, body)
 		}
 	}, events.TypeVirtualMachineDeleting, events.TypeVirtualMachineDeleteBlocked)
+	step("the delete check is removed", func() {
+		if code, body := g.do("PATCH", vms+"/owned-vm", adminToken,
+			`{"metadata":{"annotations":{"delete.check.vmoperator.vmware.com/backup":null}}}`,
+			"Content-Type", "application/merge-patch+json"); code != http.StatusOK {
+			t.Fatalf("remove the delete check: %d %s", code, body)
+		}
+	}, events.TypeVirtualMachineDeleteUnblocked)
 	step("every owner releases", func() {
 		for _, svc := range []string{model.ServicePlacement, model.ServicePower, model.ServiceStorage, model.ServiceNetwork, model.ServiceCrypto} {
 			release(t, js, svc, uid)

@@ -91,6 +91,11 @@ func resourceList(group, ver string) (metav1.APIResourceList, bool) {
 				Name: k.Plural + "/status", Namespaced: k.Namespaced, Kind: k.Kind, Verbs: statusVerbs,
 			})
 		}
+		for _, a := range actionsOf(k) {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: k.Plural + "/" + a, Namespaced: k.Namespaced, Kind: k.Kind, Verbs: actionVerbs,
+			})
+		}
 	}
 	return list, len(list.APIResources) > 0
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // resource serves every /api and /apis path: group-version discovery, and the verbs on
-// collections, objects and their status subresource.
+// collections, objects and their status subresource, and the actions (actions.go).
 func (s *server) resource(c echo.Context) error {
 	path := c.Request().URL.Path
 	if segs := strings.Split(strings.Trim(path, "/"), "/"); len(segs) == 2 && segs[0] == "apis" {
@@ -25,6 +25,9 @@ func (s *server) resource(c echo.Context) error {
 		return c.JSON(http.StatusOK, list)
 	}
 	t, ok := parseTarget(path)
+	if ok && isAction(t) {
+		return s.action(c, t)
+	}
 	if !ok || (t.Subresource != "" && (t.Subresource != "status" || !t.Kind.HasStatus)) {
 		return notFoundPath()
 	}

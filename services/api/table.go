@@ -43,7 +43,11 @@ func toTable(k model.Kind, objs [][]byte, listMeta metav1.ListMeta, now time.Tim
 		meta, _ := obj["metadata"].(map[string]any)
 		row := metav1.TableRow{Cells: []any{meta["name"]}}
 		for _, c := range k.Columns {
-			row.Cells = append(row.Cells, cell(c, lookupPath(obj, c.JSONPath), now))
+			v := lookupPath(obj, c.JSONPath)
+			if c.Value != nil {
+				v = c.Value(raw)
+			}
+			row.Cells = append(row.Cells, cell(c, v, now))
 		}
 		partial, err := json.Marshal(map[string]any{
 			"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": meta,

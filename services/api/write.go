@@ -125,12 +125,18 @@ func (s *server) update(c echo.Context, t target) error {
 // the client's resourceVersion, admission against the stored object, system metadata
 // carried over, a no-op stores nothing, and generation counts content changes.
 func (s *server) replace(c echo.Context, t target, obj map[string]any) error {
-	unknown := t.toHub(obj)
-	ctx := c.Request().Context()
 	dry, err := dryRun(c)
 	if err != nil {
 		return err
 	}
+	return s.replaceAs(c, t, obj, dry)
+}
+
+// replaceAs is replace with the dry run decided by the caller (an action reads it from its
+// options body too).
+func (s *server) replaceAs(c echo.Context, t target, obj map[string]any, dry bool) error {
+	unknown := t.toHub(obj)
+	ctx := c.Request().Context()
 	rec, old, found, err := s.specs.live(ctx, t)
 	if err != nil {
 		return err
