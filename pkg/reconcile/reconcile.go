@@ -59,7 +59,7 @@ type Config struct {
 	// Service. A service running loops for two kinds gives the second its own, so that
 	// both publish slices as Service without sharing (and re-filtering) one consumer.
 	Durable string
-	Workers int    // objects reconciled in parallel
+	Workers int // objects reconciled in parallel
 	// Inputs are other services whose slices the reconcile reads (Object.Slices); a new
 	// slice of one of them triggers a reconcile.
 	Inputs []string
