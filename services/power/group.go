@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -27,8 +29,10 @@ type groupStatus struct {
 	Conditions                []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// retryWrite is when a group retries member writes that failed.
-const retryWrite = 2 * time.Second
+const (
+	retryWrite    = 2 * time.Second // when a group retries member writes that failed
+	memberWriters = 8               // members of one group written at the same time
+)
 
 // groupReconciler gives groups' members the group's power state on the group's schedule
 // and reports the members.
@@ -75,16 +79,24 @@ func (r *groupReconciler) reconcile(ctx context.Context, o reconcile.Object) (re
 	for i, m := range prev.Members {
 		before[memberKey{Kind: m.Kind, Name: m.Name}] = &prev.Members[i]
 	}
-	failed := false
-	for _, m := range ms {
-		status, ok, err := r.member(ctx, &g, m, s, before[m.key], now)
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		failed = failed || !ok
-		st.Members = append(st.Members, status)
+	// Members are written at once, not one after the other: a power-off is immediate for
+	// all of them, and a step's members start together.
+	st.Members = make([]model.VirtualMachineGroupMemberStatus, len(ms))
+	oks, errs := make([]bool, len(ms)), make([]error, len(ms))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, memberWriters)
+	for i, m := range ms {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			st.Members[i], oks[i], errs[i] = r.member(ctx, &g, m, s, before[m.key], now)
+		})
 	}
-	if failed {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return reconcile.Result{}, err
+	}
+	if slices.Contains(oks, false) {
 		r.requestAt(ctx, o.Ref, now.Add(retryWrite))
 	} else if s.pending {
 		st.LastUpdatedPowerStateTime = s.stamp // every member has it: done
