@@ -57,7 +57,11 @@ type Func func(ctx context.Context, o Object) (Result, error)
 type Config struct {
 	Service string
 	Plural  string // the kind whose objects are reconciled
-	Workers int    // objects reconciled in parallel
+	// Durable names the loop's consumers (with "-inputs", "-related" appended); "" means
+	// Service. A service running loops for two kinds gives the second its own, so that
+	// both publish slices as Service without sharing (and re-filtering) one consumer.
+	Durable string
+	Workers int // objects reconciled in parallel
 	// Inputs are other services whose slices the reconcile reads (Object.Slices); a new
 	// slice of one of them triggers a reconcile.
 	Inputs []string
@@ -113,9 +117,17 @@ type loop struct {
 	q   *events.KeyedQueue
 }
 
+// durable is the base name of the loop's consumers.
+func (l *loop) durable() string {
+	if l.cfg.Durable != "" {
+		return l.cfg.Durable
+	}
+	return l.cfg.Service
+}
+
 func (l *loop) consumeSpecs(ctx context.Context) error {
 	return events.Consume(ctx, l.js, events.ConsumerConfig{
-		Stream: events.StreamSpecs, Durable: events.Durable(l.cfg.Service),
+		Stream: events.StreamSpecs, Durable: events.Durable(l.durable()),
 		FilterSubjects: []string{events.SpecFilter(l.cfg.Plural)}, Queue: l.q,
 	}, events.ObjectKey, func(ctx context.Context, msg jetstream.Msg) error {
 		ref, err := events.ParseSpecSubject(msg.Subject())
@@ -132,7 +144,7 @@ func (l *loop) consumeInputs(ctx context.Context) error {
 		filters = append(filters, events.ServiceStatusFilter(l.cfg.Plural, svc))
 	}
 	return events.Consume(ctx, l.js, events.ConsumerConfig{
-		Stream: events.StreamStatus, Durable: events.Durable(l.cfg.Service + "-inputs"),
+		Stream: events.StreamStatus, Durable: events.Durable(l.durable() + "-inputs"),
 		FilterSubjects: filters, Queue: l.q,
 	}, events.ObjectKey, func(ctx context.Context, msg jetstream.Msg) error {
 		ref, _, err := events.ParseStatusSubject(msg.Subject())
@@ -152,7 +164,7 @@ func (l *loop) consumeRelated(ctx context.Context) error {
 		filters = append(filters, events.SpecFilter(plural))
 	}
 	return events.Consume(ctx, l.js, events.ConsumerConfig{
-		Stream: events.StreamSpecs, Durable: events.Durable(l.cfg.Service + "-related"),
+		Stream: events.StreamSpecs, Durable: events.Durable(l.durable() + "-related"),
 		FilterSubjects: filters, Workers: 1,
 	}, func(string) string { return "related" }, func(ctx context.Context, msg jetstream.Msg) error {
 		ref, err := events.ParseSpecSubject(msg.Subject())

@@ -1,12 +1,14 @@
 package power
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -126,4 +128,18 @@ func (p prerequisite) unmet(o reconcile.Object, in map[string]inputStatus, netwo
 		return "placement reports no uniqueID"
 	}
 	return ""
+}
+
+// holdForGroup keeps a group-driven power change until its instant, the
+// apply-power-state-time annotation the group gave the VM (api-rules §7.1, PWR-9): it
+// notes why in st, asks for a reconcile at that instant and reports whether to hold.
+func (r *reconciler) holdForGroup(ctx context.Context, o reconcile.Object, st *syncState) bool {
+	v := o.Meta.Annotations[model.AnnotationApplyPowerStateTime]
+	at, err := time.Parse(time.RFC3339Nano, v)
+	if v == "" || err != nil || !time.Now().Before(at) {
+		return false // none, past, or unreadable (admission rejects that: PWR-9)
+	}
+	st.note = "the group applies it at " + v
+	r.requestAt(ctx, o.Ref, at)
+	return true
 }

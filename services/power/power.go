@@ -60,15 +60,18 @@ func Run(ctx context.Context, cfg Config) error {
 		Related: []string{pluralClasses}, // resize.go: a changed class may resize its VMs
 	}
 	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, r.reconcile)
+	r.requestAt = trigger.RequestAt
 	w := &watcher{vc: vc, index: r.index, req: trigger, log: log.With("service", model.ServicePower)}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var watching sync.WaitGroup
 	watching.Go(func() { w.run(ctx) })
+	groups := make(chan error, 1)
+	go func() { groups <- runGroups(ctx, cfg.JetStream, log); cancel() }()
 	err = reconcile.Run(ctx, cfg.JetStream, rcfg, trigger.Func())
 	cancel()
 	watching.Wait() // the watch has cancelled its long poll: nothing requests reconciles any more
 	trigger.Wait()
-	return err
+	return errors.Join(err, <-groups)
 }

@@ -34,6 +34,8 @@ type reconciler struct {
 	vc    *govmomi.Client
 	index *vmIndex
 	log   *slog.Logger
+	// requestAt reconciles a VM again at an instant: the one its group gave it.
+	requestAt func(ctx context.Context, ref events.Ref, at time.Time)
 }
 
 // previous is power's own last slice about the object: the state the events compare with.
@@ -92,7 +94,7 @@ func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconci
 	rc.hold(&g, &st)
 	// End of resize by class and guest ID.
 	before, ran := obs.power, false
-	if obs.vm != nil {
+	if obs.vm != nil && !r.holdForGroup(ctx, o, &st) {
 		if obs, ran, err = r.apply(ctx, obs, &st, g); err != nil {
 			return reconcile.Result{}, err
 		}

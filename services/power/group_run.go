@@ -1,0 +1,85 @@
+package power
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/reconcile"
+)
+
+const groupWorkers = 4
+
+// runGroups reconciles VirtualMachineGroups until ctx ends: a loop of its own beside the
+// VMs' one, publishing power's slice of each group. A change of any VM or group spec in
+// the namespace (a member joining, leaving, being created) reconciles its groups, and so
+// does a new power slice of a member (its observed power state, a nested group's Ready).
+func runGroups(ctx context.Context, js jetstream.JetStream, log *slog.Logger) error {
+	if err := events.Setup(ctx, js); err != nil {
+		return fmt.Errorf("set up streams: %w", err)
+	}
+	r := &groupReconciler{js: js, log: log.With("service", model.ServicePower, "kind", "VirtualMachineGroup")}
+	cfg := reconcile.Config{
+		Service: model.ServicePower, Durable: model.ServicePower + "-groups", Plural: groupPlural,
+		Workers: groupWorkers, Related: []string{plural, groupPlural}, Resync: resyncEvery, Logger: log,
+	}
+	trigger := reconcile.NewTrigger(js, cfg, r.reconcile)
+	r.requestAt = trigger.RequestAt
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watched := make(chan error, 1)
+	go func() {
+		err := watchMembers(ctx, js, trigger)
+		cancel() // the loop without the watch would leave members' states stale
+		watched <- err
+	}()
+	err := reconcile.Run(ctx, js, cfg, trigger.Func())
+	cancel()
+	err = errors.Join(err, <-watched)
+	trigger.Wait()
+	return err
+}
+
+// groupRequester asks for a reconcile of one group.
+type groupRequester interface {
+	Request(ctx context.Context, ref events.Ref)
+}
+
+// watchMembers requests a reconcile of a member's group for every slice power publishes
+// about a VM or group that names a group.
+func watchMembers(ctx context.Context, js jetstream.JetStream, req groupRequester) error {
+	return events.Consume(ctx, js, events.ConsumerConfig{
+		Stream: events.StreamStatus, Durable: events.Durable(model.ServicePower + "-group-members"),
+		FilterSubjects: []string{events.ServiceStatusFilter(plural, model.ServicePower), events.ServiceStatusFilter(groupPlural, model.ServicePower)},
+		Workers:        groupWorkers,
+	}, nil, func(ctx context.Context, msg jetstream.Msg) error {
+		ref, _, err := events.ParseStatusSubject(msg.Subject())
+		if err != nil {
+			return fmt.Errorf("%w: %v", events.ErrPermanent, err)
+		}
+		rec, err := events.LastSpec(ctx, js, ref)
+		if errors.Is(err, events.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var head struct {
+			Spec struct {
+				GroupName string `json:"groupName"`
+			} `json:"spec"`
+		}
+		if rec.Op == events.OpDelete || json.Unmarshal(rec.Body, &head) != nil || head.Spec.GroupName == "" {
+			return nil
+		}
+		req.Request(ctx, events.Ref{Plural: groupPlural, Namespace: ref.Namespace, Name: head.Spec.GroupName})
+		return nil
+	})
+}

@@ -1,0 +1,146 @@
+package power
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/model"
+)
+
+// powerChange is what a group gives a member: its power state and modes, and the instant
+// before which the member must not act on them.
+type powerChange struct {
+	state                model.PowerState
+	offMode, suspendMode model.PowerOpMode // "" leaves the member's own mode
+	at                   string            // apply-power-state-time, formatInstant
+}
+
+// writeAttempts bounds the read-modify-append rounds lost to concurrent writers (the
+// gateway, placement's zone label); the reconcile's retry takes over after that.
+const writeAttempts = 4
+
+// errLeft: the member stopped naming the group while the group was writing it.
+var errLeft = errors.New("no longer names the group")
+
+// stale says whether m lacks the owner reference or, with c, the change.
+func (m member) stale(owner metav1.OwnerReference, c *powerChange) bool {
+	if !hasOwner(m.head.Metadata.OwnerReferences, owner.UID) {
+		return true
+	}
+	if c == nil {
+		return false
+	}
+	s := m.head.Spec
+	return s.PowerState != c.state ||
+		(c.offMode != "" && s.PowerOffMode != c.offMode) ||
+		(c.suspendMode != "" && s.SuspendMode != c.suspendMode) ||
+		m.head.Metadata.Annotations[model.AnnotationApplyPowerStateTime] != c.at
+}
+
+func hasOwner(refs []metav1.OwnerReference, uid types.UID) bool {
+	for _, r := range refs {
+		if r.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// write gives m the owner reference and, with c, the change, appending its record with
+// compare-and-swap on the record read (as placement writes the zone label); a lost race
+// reads the member again and retries. It returns the member as stored.
+func (m member) write(ctx context.Context, js jetstream.JetStream, group string, owner metav1.OwnerReference, c *powerChange, now time.Time) (member, error) {
+	for attempt := 1; ; attempt++ {
+		if !m.found || m.head.Spec.GroupName != group {
+			return m, fmt.Errorf("%s %w", m.key, errLeft)
+		}
+		if !m.stale(owner, c) {
+			return m, nil
+		}
+		body, err := withPowerChange(m.rec.Body, m.key.Kind, owner, c, now)
+		if err != nil {
+			return m, fmt.Errorf("%w: edit member %s: %v", events.ErrPermanent, m.key, err)
+		}
+		_, err = events.AppendSpec(ctx, js, m.ref, events.OpPut, body, m.rec.Seq, nil)
+		if err == nil || !errors.Is(err, events.ErrConflict) || attempt == writeAttempts {
+			if err != nil {
+				return m, fmt.Errorf("write member %s: %w", m.key, err)
+			}
+			fresh, err := readMember(ctx, js, m.key, m.ref)
+			fresh.listed = m.listed
+			return fresh, err
+		}
+		listed := m.listed
+		if m, err = readMember(ctx, js, m.key, m.ref); err != nil {
+			return m, err
+		}
+		m.listed = listed
+	}
+}
+
+// withPowerChange edits a member's stored body: the owner reference added, and with c the
+// power state, modes and apply time set (a member group also gets the last-updated stamp
+// that makes it apply them), generation counting the spec change as the gateway does.
+// Everything else is kept as stored.
+func withPowerChange(body []byte, kind string, owner metav1.OwnerReference, c *powerChange, now time.Time) ([]byte, error) {
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // numbers elsewhere in the object stay as written
+	if err := dec.Decode(&obj); err != nil {
+		return nil, err
+	}
+	meta := child(obj, "metadata")
+	var refs []metav1.OwnerReference
+	if raw, err := json.Marshal(meta["ownerReferences"]); err == nil && meta["ownerReferences"] != nil {
+		if err := json.Unmarshal(raw, &refs); err != nil {
+			return nil, fmt.Errorf("metadata.ownerReferences: %w", err)
+		}
+	}
+	if !hasOwner(refs, owner.UID) {
+		refs = append(refs, owner)
+		meta["ownerReferences"] = refs
+	}
+	if c == nil {
+		return json.Marshal(obj)
+	}
+
+	spec := child(obj, "spec")
+	changed := spec["powerState"] != string(c.state)
+	spec["powerState"] = string(c.state)
+	for field, mode := range map[string]model.PowerOpMode{"powerOffMode": c.offMode, "suspendMode": c.suspendMode} {
+		if mode != "" {
+			changed = changed || spec[field] != string(mode)
+			spec[field] = string(mode)
+		}
+	}
+	annotations := child(meta, "annotations")
+	annotations[model.AnnotationApplyPowerStateTime] = c.at
+	if kind == model.GroupMemberKindVirtualMachineGroup {
+		annotations[model.AnnotationLastUpdatedPowerStateTime] = formatInstant(now)
+	}
+	if changed {
+		n, _ := meta["generation"].(json.Number)
+		gen, _ := n.Int64()
+		meta["generation"] = gen + 1
+	}
+	return json.Marshal(obj)
+}
+
+// child returns obj[key] as an object, creating it when absent.
+func child(obj map[string]any, key string) map[string]any {
+	m, ok := obj[key].(map[string]any)
+	if !ok {
+		m = map[string]any{}
+		obj[key] = m
+	}
+	return m
+}
