@@ -20,6 +20,8 @@ type syncState struct {
 	checks   map[string]string
 	waits    []string
 	note     string // anything else that keeps observed from desired, e.g. a failed task
+	// restartNote: a restart asked of a VM in its desired state is held back (why).
+	restartNote string
 }
 
 // blocked reports that power-on checks hold an existing VM off.
@@ -31,7 +33,7 @@ func (s syncState) blocked() bool {
 // generation and time a reconcile.ConditionSet adds.
 func (s syncState) condition() metav1.Condition {
 	c := metav1.Condition{Type: model.ConditionPowerStateSynced}
-	if s.observed == s.desired {
+	if s.observed == s.desired && s.restartNote == "" {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, model.ReasonSynced, string(s.desired)
 		return c
 	}
@@ -50,6 +52,9 @@ func (s syncState) condition() metav1.Condition {
 	}
 	if s.note != "" {
 		why = append(why, s.note)
+	}
+	if s.restartNote != "" {
+		why = append(why, s.restartNote)
 	}
 	c.Message = fmt.Sprintf("desired %s, observed %s", s.desired, observed)
 	if len(why) > 0 {

@@ -9,6 +9,7 @@
 package power
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
 	"github.com/vmop/vmop/pkg/vcenter"
@@ -36,7 +38,21 @@ type Config struct {
 	JetStream  jetstream.JetStream
 	VCenterURL *url.URL // with user:password
 	Logger     *slog.Logger
+	// TrySoftTimeout is how long a TrySoft power-off, suspend or restart gives the guest
+	// before acting hard, unless the VM's power.vmop.dev/trysoft-timeout annotation says
+	// otherwise; also how long a Soft one waits before asking again. Zero means
+	// DefaultTrySoftTimeout.
+	TrySoftTimeout time.Duration
+	// SoftRetry is how soon a Soft operation waiting for VMware Tools is tried again;
+	// zero means DefaultSoftRetry.
+	SoftRetry time.Duration
 }
+
+// DefaultTrySoftTimeout is the seed's five minutes; DefaultSoftRetry matches the resync.
+const (
+	DefaultTrySoftTimeout = 5 * time.Minute
+	DefaultSoftRetry      = resyncEvery
+)
 
 // Run reconciles VirtualMachines until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
@@ -53,7 +69,10 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer cleanup(vc.Logout)
 
-	r := &reconciler{js: cfg.JetStream, vc: vc, index: newVMIndex(), log: log}
+	r := &reconciler{js: cfg.JetStream, vc: vc, index: newVMIndex(), log: log, modes: modeConfig{
+		trySoftTimeout: cmp.Or(cfg.TrySoftTimeout, DefaultTrySoftTimeout),
+		softRetry:      cmp.Or(cfg.SoftRetry, DefaultSoftRetry),
+	}}
 	rcfg := reconcile.Config{
 		Service: model.ServicePower, Plural: plural, Workers: workers,
 		Inputs: inputs, Resync: resyncEvery, Logger: log,
@@ -63,6 +82,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	r.wake = func(ref events.Ref, at time.Time) { trigger.RequestAt(ctx, ref, at) }
 	var watching sync.WaitGroup
 	watching.Go(func() { w.run(ctx) })
 	err = reconcile.Run(ctx, cfg.JetStream, rcfg, trigger.Func())
