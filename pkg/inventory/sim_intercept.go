@@ -6,10 +6,11 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 )
 
-// Interceptor sees a SOAP call before vcsim dispatches it. It returns a handler object
-// to serve the call instead of the registered one (e.g. a VM whose guest ignores
-// ShutdownGuest), a fault to fail it, or neither to let it through. It runs on vcsim's
-// request goroutines: it must be safe for concurrent use.
+// Interceptor sees a SOAP call before vcsim dispatches it and may fail it with a fault.
+// A returned handler object serves only calls without a session: vcsim looks m.This up
+// in the caller's session afterwards, so to serve a logged-in call differently (e.g. a
+// guest that ignores ShutdownGuest) point m.This at another object put in ctx.Map. It
+// runs on vcsim's request goroutines: it must be safe for concurrent use.
 type Interceptor func(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault)
 
 // Intercept installs f (nil removes it), for tests that emulate what vcsim cannot: a

@@ -47,7 +47,7 @@ func (s syncState) condition() metav1.Condition {
 		c.Reason = reasonPowerOnBlocked
 		why = append(why, "power-on blocked by checks "+describeChecks(s.checks))
 	}
-	if len(s.waits) > 0 {
+	if len(s.waits) > 0 && s.observed != s.desired {
 		why = append(why, "waiting for "+strings.Join(s.waits, ", "))
 	}
 	if s.note != "" {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmware/govmomi"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
@@ -65,18 +66,15 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	vc, err := vcenter.Connect(ctx, cfg.VCenterURL)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
 		return err
 	}
 	defer cleanup(vc.Logout)
 
-	r := &reconciler{js: cfg.JetStream, vc: vc, index: newVMIndex(), log: log, modes: modeConfig{
-		trySoftTimeout: cmp.Or(cfg.TrySoftTimeout, DefaultTrySoftTimeout),
-		softRetry:      cmp.Or(cfg.SoftRetry, DefaultSoftRetry),
-	}}
-	rcfg := reconcile.Config{
-		Service: model.ServicePower, Plural: plural, Workers: workers,
-		Inputs: inputs, Resync: resyncEvery, Logger: log,
-	}
+	r := newReconciler(cfg, vc, log)
+	rcfg := reconcileConfig(log)
 	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, r.reconcile)
 	w := &watcher{vc: vc, index: r.index, req: trigger, log: log.With("service", model.ServicePower)}
 
@@ -90,4 +88,19 @@ func Run(ctx context.Context, cfg Config) error {
 	watching.Wait() // the watch has cancelled its long poll: nothing requests reconciles any more
 	trigger.Wait()
 	return err
+}
+
+// newReconciler is the service's reconciler for cfg; its wake is set by whoever runs it.
+func newReconciler(cfg Config, vc *govmomi.Client, log *slog.Logger) *reconciler {
+	return &reconciler{js: cfg.JetStream, vc: vc, index: newVMIndex(), log: log, modes: modeConfig{
+		trySoftTimeout: cmp.Or(cfg.TrySoftTimeout, DefaultTrySoftTimeout),
+		softRetry:      cmp.Or(cfg.SoftRetry, DefaultSoftRetry),
+	}}
+}
+
+func reconcileConfig(log *slog.Logger) reconcile.Config {
+	return reconcile.Config{
+		Service: model.ServicePower, Plural: plural, Workers: workers,
+		Inputs: inputs, Resync: resyncEvery, Logger: log,
+	}
 }
