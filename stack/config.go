@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // config is the stack's whole configuration, read from the environment.
@@ -18,6 +19,9 @@ type config struct {
 	VCenterPassword string
 	PrivilegedUsers []string // VMOP_PRIVILEGED_USERS: comma-separated user names
 	TokensFile      string   // VMOP_TOKENS_FILE: default $VMOP_DATA/tokens.yaml, created when absent
+	// TrySoftTimeout (VMOP_TRYSOFT_TIMEOUT, a Go duration, default 5m) is how long a
+	// TrySoft power-off, suspend or restart waits for the guest before acting hard.
+	TrySoftTimeout time.Duration
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -41,6 +45,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		if u = strings.TrimSpace(u); u != "" {
 			c.PrivilegedUsers = append(c.PrivilegedUsers, u)
 		}
+	}
+	if v := getenv("VMOP_TRYSOFT_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("VMOP_TRYSOFT_TIMEOUT %q: want a positive duration such as 5m", v)
+		}
+		c.TrySoftTimeout = d
 	}
 	abs, err := filepath.Abs(c.Data)
 	if err != nil {

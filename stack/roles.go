@@ -27,24 +27,24 @@ import (
 type jsFunc func(ctx context.Context, js jetstream.JetStream) error
 
 // serviceFunc runs one VirtualMachine service against NATS and the vCenter at vc (with
-// user:password).
-type serviceFunc func(ctx context.Context, js jetstream.JetStream, vc *url.URL) error
+// user:password), with the stack's configuration c.
+type serviceFunc func(ctx context.Context, js jetstream.JetStream, vc *url.URL, c config) error
 
 // serviceRuns are the five VirtualMachine services by name.
 var serviceRuns = map[string]serviceFunc{
-	model.ServicePlacement: func(ctx context.Context, js jetstream.JetStream, vc *url.URL) error {
+	model.ServicePlacement: func(ctx context.Context, js jetstream.JetStream, vc *url.URL, _ config) error {
 		return placement.Run(ctx, placement.Config{JetStream: js, VCenterURL: vc})
 	},
-	model.ServicePower: func(ctx context.Context, js jetstream.JetStream, vc *url.URL) error {
-		return power.Run(ctx, power.Config{JetStream: js, VCenterURL: vc})
+	model.ServicePower: func(ctx context.Context, js jetstream.JetStream, vc *url.URL, c config) error {
+		return power.Run(ctx, power.Config{JetStream: js, VCenterURL: vc, TrySoftTimeout: c.TrySoftTimeout})
 	},
-	model.ServiceStorage: func(ctx context.Context, js jetstream.JetStream, vc *url.URL) error {
+	model.ServiceStorage: func(ctx context.Context, js jetstream.JetStream, vc *url.URL, _ config) error {
 		return storage.Run(ctx, storage.Config{JetStream: js, VCenterURL: vc})
 	},
-	model.ServiceNetwork: func(ctx context.Context, js jetstream.JetStream, vc *url.URL) error {
+	model.ServiceNetwork: func(ctx context.Context, js jetstream.JetStream, vc *url.URL, _ config) error {
 		return network.Run(ctx, network.Config{JetStream: js, VCenterURL: vc})
 	},
-	model.ServiceCrypto: func(ctx context.Context, js jetstream.JetStream, vc *url.URL) error {
+	model.ServiceCrypto: func(ctx context.Context, js jetstream.JetStream, vc *url.URL, _ config) error {
 		return crypto.Run(ctx, crypto.Config{JetStream: js, VCenterURL: vc})
 	},
 }
@@ -58,7 +58,7 @@ func withVCenter(f serviceFunc, c config) jsFunc {
 		if err != nil {
 			return err
 		}
-		return f(ctx, js, u)
+		return f(ctx, js, u, c)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vmware/govmomi"
@@ -40,6 +41,7 @@ type Sim struct {
 	model     *simulator.Model
 	server    *simulator.Server
 	polls     *longPolls
+	intercept atomic.Pointer[Interceptor] // see Intercept
 	closeOnce sync.Once
 }
 
@@ -68,17 +70,19 @@ func StartSim(ctx context.Context, cfg SimConfig) (*Sim, error) {
 	}
 
 	polls := newLongPolls()
+	sim := &Sim{model: m, polls: polls}
 	m.Service.RegisterEndpoints = true
 	m.Service.Listen = &url.URL{Host: listen, User: user}
 	m.Service.TLS = new(tls.Config)
-	m.Map().Handler = polls.observe
+	m.Map().Handler = sim.handle
 
 	server, err := newServer(m)
 	if err != nil {
 		m.Remove()
 		return nil, err
 	}
-	return &Sim{URL: server.URL, model: m, server: server, polls: polls}, nil
+	sim.URL, sim.server = server.URL, server
+	return sim, nil
 }
 
 // newServer starts the HTTPS server; vcsim panics when the address cannot be bound (notes P17).

@@ -81,6 +81,7 @@ var (
 		validateControllers,      // CTL
 		validateCheckAnnotations, // ANN-6
 		validateApplyPowerTime,   // PWR-9
+		validateTrySoftTimeout,   // power.vmop.dev/trysoft-timeout
 		validateBootOptions,      // BOOT
 		validateSnapshot,         // SNAP
 		validateGroupName,        // AFF-1
@@ -109,6 +110,7 @@ var (
 		validateControllers,        // CTL
 		validateCheckAnnotations,   // ANN-6
 		validateApplyPowerTime,     // PWR-9
+		validateTrySoftTimeout,     // power.vmop.dev/trysoft-timeout
 		validateBootOptions,        // BOOT
 		validateSnapshot,           // SNAP
 		validateGroupName,          // AFF-1

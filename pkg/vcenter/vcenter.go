@@ -23,6 +23,10 @@ const (
 	// KeyLastRestart records the last restart performed for spec.nextRestartTime, as
 	// upstream's vmservice.lastRestartTime does, so a restart happens once per value.
 	KeyLastRestart = "vmservice.lastRestartTime"
+	// KeySoftPower records a guest shutdown or standby the power service asked for:
+	// "<desired state> <generation> <deadline>", so that the TrySoft deadline survives a
+	// restart of the service and the guest is asked once.
+	KeySoftPower = "vmop.power.soft"
 )
 
 // maxIdleConns bounds the idle connections a service keeps to vCenter: above its worker

@@ -20,6 +20,8 @@ type syncState struct {
 	checks   map[string]string
 	waits    []string
 	note     string // anything else that keeps observed from desired, e.g. a failed task
+	// restartNote: a restart asked of a VM in its desired state is held back (why).
+	restartNote string
 }
 
 // blocked reports that power-on checks hold an existing VM off.
@@ -31,7 +33,7 @@ func (s syncState) blocked() bool {
 // generation and time a reconcile.ConditionSet adds.
 func (s syncState) condition() metav1.Condition {
 	c := metav1.Condition{Type: model.ConditionPowerStateSynced}
-	if s.observed == s.desired {
+	if s.observed == s.desired && s.restartNote == "" {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, model.ReasonSynced, string(s.desired)
 		return c
 	}
@@ -45,11 +47,14 @@ func (s syncState) condition() metav1.Condition {
 		c.Reason = reasonPowerOnBlocked
 		why = append(why, "power-on blocked by checks "+describeChecks(s.checks))
 	}
-	if len(s.waits) > 0 {
+	if len(s.waits) > 0 && s.observed != s.desired {
 		why = append(why, "waiting for "+strings.Join(s.waits, ", "))
 	}
 	if s.note != "" {
 		why = append(why, s.note)
+	}
+	if s.restartNote != "" {
+		why = append(why, s.restartNote)
 	}
 	c.Message = fmt.Sprintf("desired %s, observed %s", s.desired, observed)
 	if len(why) > 0 {

@@ -36,6 +36,12 @@ func TestSyncCondition(t *testing.T) {
 			message: "desired PoweredOn, observed none: waiting for VirtualMachineCreated (not reported by placement)"},
 		{name: "checks of a VM that runs block nothing", state: syncState{desired: model.PowerStateOn, observed: model.PowerStateOn, checks: checks},
 			status: metav1.ConditionTrue, reason: model.ReasonSynced, message: "PoweredOn"},
+		{name: "a held-back restart is not synced, without the power-on waits", state: syncState{desired: model.PowerStateOn, observed: model.PowerStateOn, waits: []string{storage}, restartNote: "restart requested at T waits: VMware Tools are not running"},
+			status: metav1.ConditionFalse, reason: model.ReasonNotSynced,
+			message: "desired PoweredOn, observed PoweredOn: restart requested at T waits: VMware Tools are not running"},
+		{name: "waiting for the guest", state: syncState{desired: model.PowerStateOff, observed: model.PowerStateOn, note: "waiting for the guest to shut down (powerOffMode TrySoft) until 2025-06-01T12:00:00Z; then acting hard (power off)"},
+			status: metav1.ConditionFalse, reason: model.ReasonNotSynced,
+			message: "desired PoweredOff, observed PoweredOn: waiting for the guest to shut down (powerOffMode TrySoft) until 2025-06-01T12:00:00Z; then acting hard (power off)"},
 		{name: "failed task", state: syncState{desired: model.PowerStateOff, observed: model.PowerStateOn, note: "power off failed: boom"},
 			status: metav1.ConditionFalse, reason: model.ReasonNotSynced, message: "desired PoweredOff, observed PoweredOn: power off failed: boom"},
 	}

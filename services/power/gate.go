@@ -1,7 +1,6 @@
 package power
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -133,13 +132,15 @@ func (p prerequisite) unmet(o reconcile.Object, in map[string]inputStatus, netwo
 // holdForGroup keeps a group-driven power change until its instant, the
 // apply-power-state-time annotation the group gave the VM (api-rules §7.1, PWR-9): it
 // notes why in st, asks for a reconcile at that instant and reports whether to hold.
-func (r *reconciler) holdForGroup(ctx context.Context, o reconcile.Object, st *syncState) bool {
+func (r *reconciler) holdForGroup(o reconcile.Object, st *syncState) bool {
 	v := o.Meta.Annotations[model.AnnotationApplyPowerStateTime]
 	at, err := time.Parse(time.RFC3339Nano, v)
 	if v == "" || err != nil || !time.Now().Before(at) {
 		return false // none, past, or unreadable (admission rejects that: PWR-9)
 	}
 	st.note = "the group applies it at " + v
-	r.requestAt(ctx, o.Ref, at)
+	if r.wake != nil {
+		r.wake(o.Ref, at)
+	}
 	return true
 }

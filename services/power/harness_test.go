@@ -46,10 +46,17 @@ type harness struct {
 	ctx context.Context
 	js  jetstream.JetStream
 	vc  *govmomi.Client
+	sim *inventory.Sim
+	cfg power.Config // of the running service
+	// stop stops the running service and checks that it stopped promptly.
+	stop func()
 }
 
 // start runs the service until the test ends, and checks that it then stops promptly.
-func start(t *testing.T) *harness {
+func start(t *testing.T) *harness { return startWith(t, power.Config{}) }
+
+// startWith is start with the modes' settings of cfg.
+func startWith(t *testing.T, cfg power.Config) *harness {
 	t.Helper()
 	ctx := t.Context()
 	sim, err := inventory.StartSim(ctx, inventory.SimConfig{Username: "admin", Password: "secret"})
@@ -66,26 +73,31 @@ func start(t *testing.T) *harness {
 	}
 
 	js, _ := eventstest.JetStream(t)
-	runCtx, cancel := context.WithCancel(ctx)
+	cfg.JetStream, cfg.VCenterURL = js, sim.URL
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	h := &harness{t: t, ctx: ctx, js: js, vc: vc, sim: sim, cfg: cfg}
+	h.run()
+	t.Cleanup(func() { h.stop() })
+	return h
+}
+
+// run starts the service with h.cfg; h.stop stops it.
+func (h *harness) run() {
+	runCtx, cancel := context.WithCancel(h.ctx)
 	done := make(chan error, 1)
-	go func() {
-		done <- power.Run(runCtx, power.Config{
-			JetStream: js, VCenterURL: sim.URL,
-			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		})
-	}()
-	t.Cleanup(func() {
+	go func() { done <- power.Run(runCtx, h.cfg) }()
+	h.stop = func() {
+		h.stop = func() {}
 		cancel()
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("Run: %v", err)
+				h.t.Errorf("Run: %v", err)
 			}
 		case <-time.After(deadline):
-			t.Error("Run did not return after its context ended")
+			h.t.Error("Run did not return after its context ended")
 		}
-	})
-	return &harness{t: t, ctx: ctx, js: js, vc: vc}
+	}
 }
 
 // testVM is a VirtualMachine object and the vSphere VM placement made for it.

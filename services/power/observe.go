@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vmware/govmomi"
@@ -35,6 +36,7 @@ type observation struct {
 	power    model.PowerState
 	hardware *model.VirtualMachineHardwareStatus // CPU and memory only
 	guest    *model.VirtualMachineGuestStatus
+	modes    vmState // what the power modes and restarts read
 }
 
 // uniqueID is the VM's moref, "" when there is no VM.
@@ -83,10 +85,17 @@ type identifiedObservation struct {
 // observe reads vm's power state, CPU, memory and guest (api-rules §3).
 func observe(ctx context.Context, vc *govmomi.Client, vm *object.VirtualMachine) (identifiedObservation, error) {
 	var o mo.VirtualMachine
-	if err := property.DefaultCollector(vc.Client).RetrieveOne(ctx, vm.Reference(), vmProperties, &o); err != nil {
+	if err := property.DefaultCollector(vc.Client).RetrieveOne(ctx, vm.Reference(), slices.Concat(vmProperties, modeProperties), &o); err != nil {
 		return identifiedObservation{}, fmt.Errorf("read VM %s: %w", vm.Reference().Value, err)
 	}
 	obs := identifiedObservation{observation: observation{vm: vm, power: powerState(o.Runtime.PowerState)}}
+	obs.modes.power = obs.power
+	if o.Guest != nil {
+		obs.modes.toolsRunning = toolsRunning(o.Guest.ToolsRunningStatus)
+	}
+	if o.Config != nil {
+		obs.modes.lastRestart, obs.modes.pending = recorded(o.Config.ExtraConfig)
+	}
 	if cfg := o.Config; cfg != nil {
 		obs.instanceUUID = cfg.InstanceUuid
 		obs.guest = &model.VirtualMachineGuestStatus{GuestID: cfg.GuestId, GuestFullName: cfg.GuestFullName}

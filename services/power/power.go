@@ -9,6 +9,7 @@
 package power
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -17,7 +18,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmware/govmomi"
 
+	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
 	"github.com/vmop/vmop/pkg/vcenter"
@@ -36,7 +39,21 @@ type Config struct {
 	JetStream  jetstream.JetStream
 	VCenterURL *url.URL // with user:password
 	Logger     *slog.Logger
+	// TrySoftTimeout is how long a TrySoft power-off, suspend or restart gives the guest
+	// before acting hard, unless the VM's power.vmop.dev/trysoft-timeout annotation says
+	// otherwise; also how long a Soft one waits before asking again. Zero means
+	// DefaultTrySoftTimeout.
+	TrySoftTimeout time.Duration
+	// SoftRetry is how soon a Soft operation waiting for VMware Tools is tried again;
+	// zero means DefaultSoftRetry.
+	SoftRetry time.Duration
 }
+
+// DefaultTrySoftTimeout is the seed's five minutes; DefaultSoftRetry matches the resync.
+const (
+	DefaultTrySoftTimeout = 5 * time.Minute
+	DefaultSoftRetry      = resyncEvery
+)
 
 // Run reconciles VirtualMachines until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
@@ -49,22 +66,21 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	vc, err := vcenter.Connect(ctx, cfg.VCenterURL)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
 		return err
 	}
 	defer cleanup(vc.Logout)
 
-	r := &reconciler{js: cfg.JetStream, vc: vc, index: newVMIndex(), log: log}
-	rcfg := reconcile.Config{
-		Service: model.ServicePower, Plural: plural, Workers: workers,
-		Inputs: inputs, Resync: resyncEvery, Logger: log,
-		Related: []string{pluralClasses}, // resize.go: a changed class may resize its VMs
-	}
+	r := newReconciler(cfg, vc, log)
+	rcfg := reconcileConfig(log)
 	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, r.reconcile)
-	r.requestAt = trigger.RequestAt
 	w := &watcher{vc: vc, index: r.index, req: trigger, log: log.With("service", model.ServicePower)}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	r.wake = func(ref events.Ref, at time.Time) { trigger.RequestAt(ctx, ref, at) }
 	var watching sync.WaitGroup
 	watching.Go(func() { w.run(ctx) })
 	groups := make(chan error, 1)
@@ -74,4 +90,20 @@ func Run(ctx context.Context, cfg Config) error {
 	watching.Wait() // the watch has cancelled its long poll: nothing requests reconciles any more
 	trigger.Wait()
 	return errors.Join(err, <-groups)
+}
+
+// newReconciler is the service's reconciler for cfg; its wake is set by whoever runs it.
+func newReconciler(cfg Config, vc *govmomi.Client, log *slog.Logger) *reconciler {
+	return &reconciler{js: cfg.JetStream, vc: vc, index: newVMIndex(), log: log, modes: modeConfig{
+		trySoftTimeout: cmp.Or(cfg.TrySoftTimeout, DefaultTrySoftTimeout),
+		softRetry:      cmp.Or(cfg.SoftRetry, DefaultSoftRetry),
+	}}
+}
+
+func reconcileConfig(log *slog.Logger) reconcile.Config {
+	return reconcile.Config{
+		Service: model.ServicePower, Plural: plural, Workers: workers,
+		Inputs: inputs, Resync: resyncEvery, Logger: log,
+		Related: []string{pluralClasses}, // resize.go: a changed class may resize its VMs
+	}
 }

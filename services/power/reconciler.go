@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi"
-	"github.com/vmware/govmomi/fault"
-	"github.com/vmware/govmomi/vim25/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -25,7 +24,9 @@ type powerStatus struct {
 	PowerState model.PowerState                    `json:"powerState,omitempty"`
 	Hardware   *model.VirtualMachineHardwareStatus `json:"hardware,omitempty"` // cpu and memory
 	Guest      *model.VirtualMachineGuestStatus    `json:"guest,omitempty"`
-	Conditions []metav1.Condition                  `json:"conditions,omitempty"`
+	// LastRestartTime is the restart recorded in the VM (vcenter.KeyLastRestart).
+	LastRestartTime *metav1.Time       `json:"lastRestartTime,omitempty"`
+	Conditions      []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // reconciler drives VMs' power; its reconciles and the vCenter watch share the index.
@@ -34,8 +35,10 @@ type reconciler struct {
 	vc    *govmomi.Client
 	index *vmIndex
 	log   *slog.Logger
-	// requestAt reconciles a VM again at an instant: the one its group gave it.
-	requestAt func(ctx context.Context, ref events.Ref, at time.Time)
+	modes modeConfig
+	// wake asks for a reconcile of ref at a time: a deadline recorded in the VM, the
+	// instant its group gave it.
+	wake func(ref events.Ref, at time.Time)
 }
 
 // previous is power's own last slice about the object: the state the events compare with.
@@ -74,13 +77,15 @@ func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconci
 	if st.desired == model.PowerStateOn {
 		st.checks, st.waits = g.checks, g.waits
 	}
+	d := r.desire(o, vm, st.desired, g)
 
 	obs, err := r.locate(ctx, o.Ref, vm.Spec.InstanceUUID, in[model.ServicePlacement], &st)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	n := notifier{js: r.js, ref: o.Ref, uid: o.Meta.UID}
-	if obs.power != "" && prev.status.PowerState != "" && obs.power != prev.status.PowerState {
+	softDone := obs.softReached(d.generation) // a guest operation vmop asked for completed
+	if obs.power != "" && prev.status.PowerState != "" && obs.power != prev.status.PowerState && !softDone {
 		// The VM changed behind vmop's back: record that before acting on it.
 		if prev, err = r.record(ctx, o, n, prev, obs, st); err != nil {
 			return reconcile.Result{}, err
@@ -92,17 +97,18 @@ func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconci
 		return reconcile.Result{}, err
 	}
 	rc.hold(&g, &st)
+	d.gate = g
 	// End of resize by class and guest ID.
 	before, ran := obs.power, false
-	if obs.vm != nil && !r.holdForGroup(ctx, o, &st) {
-		if obs, ran, err = r.apply(ctx, obs, &st, g); err != nil {
+	if obs.vm != nil && !r.holdForGroup(o, &st) {
+		if obs, ran, err = r.apply(ctx, o.Ref, obs, &st, d); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
 	st.observed = obs.power
 	status := r.status(o, prev, obs, st)
 	status.Conditions = rc.conditions(status.Conditions, prev.status.Conditions, o.Meta.Generation) // resize_reconfigure.go
-	err = n.notify(ctx, step{fromSeq: prev.seq, from: prev.status, previous: before, to: status, st: st, uniqueID: obs.uniqueID(), byVMOP: ran})
+	err = n.notify(ctx, step{fromSeq: prev.seq, from: prev.status, previous: before, to: status, st: st, uniqueID: obs.uniqueID(), byVMOP: ran || softDone})
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -114,7 +120,11 @@ func (r *reconciler) status(o reconcile.Object, prev previous, obs observation, 
 	conds := reconcile.NewConditionSet(prev.status.Conditions, o.Meta.Generation, time.Now())
 	c := st.condition()
 	conds.Set(c.Type, c.Status, c.Reason, c.Message)
-	return powerStatus{PowerState: obs.power, Hardware: obs.hardware, Guest: obs.guest, Conditions: conds.List()}
+	s := powerStatus{PowerState: obs.power, Hardware: obs.hardware, Guest: obs.guest, Conditions: conds.List()}
+	if t := obs.modes.lastRestart; !t.IsZero() {
+		s.LastRestartTime = &metav1.Time{Time: t}
+	}
+	return s
 }
 
 // record publishes the slice and the events of a change vmop did not make, so that the
@@ -164,11 +174,12 @@ func (r *reconciler) locate(ctx context.Context, ref events.Ref, instanceUUID st
 // apply runs the operation that plan asks for and observes the VM again. A task already
 // running on the VM (ours before a crash, or another service's) is awaited first and the
 // VM looked at again, so an operation is never issued twice. What vCenter refuses goes
-// into the condition; failing to reach it is retried.
-func (r *reconciler) apply(ctx context.Context, obs observation, st *syncState, g gate) (_ observation, ran bool, _ error) {
-	op, why := plan(st.desired, obs.power, g)
-	if op == nil {
-		st.note = why
+// into the condition; failing to reach it is retried. A deadline or retry time plan
+// names is armed with r.wake.
+func (r *reconciler) apply(ctx context.Context, ref events.Ref, obs observation, st *syncState, d desire) (_ observation, ran bool, _ error) {
+	dec := plan(d, obs.modes, time.Now())
+	if dec.op == nil {
+		r.settle(ref, dec, st)
 		return obs, false, nil
 	}
 	if err := vcenter.AwaitTasks(ctx, r.vc.Client, obs.vm.Reference()); err != nil {
@@ -178,25 +189,37 @@ func (r *reconciler) apply(ctx context.Context, obs observation, st *syncState, 
 	if err != nil {
 		return obs, false, err
 	}
-	if op, st.note = plan(st.desired, obs.power, g); op == nil {
+	if dec = plan(d, obs.modes, time.Now()); dec.op == nil {
+		r.settle(ref, dec, st)
 		return obs, false, nil
 	}
-	task, err := op.start(ctx, obs.vm)
-	if err == nil {
-		_, err = vcenter.WaitTask(ctx, task)
-	}
+	err = run(ctx, obs.vm, dec.op)
 	switch {
-	case err == nil, fault.Is(err, &types.InvalidPowerState{}):
-		// Done, or the state changed under us: look again either way.
-	case fault.Is(err, &types.TaskInProgress{}), !vcenter.IsFault(err):
-		return obs, false, fmt.Errorf("%s VM %s: %w", op.kind, obs.vm.Reference().Value, err)
-	default:
-		st.note = fmt.Sprintf("%s failed: %v", op.kind, err)
-		r.log.Warn("power operation failed", "vm", obs.vm.Reference().Value, "op", string(op.kind), "err", err)
+	case errors.Is(err, errRefused):
+		st.note = strings.TrimPrefix(err.Error(), errRefused.Error()+": ")
+		r.log.Warn("power operation refused", "vm", obs.vm.Reference().Value, "op", string(dec.op.kind), "err", err)
 		return obs, false, nil
+	case err != nil:
+		return obs, false, fmt.Errorf("%s VM %s: %w", dec.op.kind, obs.vm.Reference().Value, err)
 	}
-	obs, err = r.observe(ctx, obs)
-	return obs, err == nil, err
+	if obs, err = r.observe(ctx, obs); err != nil {
+		return obs, false, err
+	}
+	// A guest operation leaves the VM where it was for a while: say what is awaited.
+	after := plan(d, obs.modes, time.Now())
+	if after.op != nil {
+		after.wake = time.Now().Add(time.Second) // the operation left the VM as it was: look again
+	}
+	r.settle(ref, after, st)
+	return obs, true, nil
+}
+
+// settle puts what dec says into st and arms its wake-up.
+func (r *reconciler) settle(ref events.Ref, dec decision, st *syncState) {
+	st.note, st.restartNote = dec.why, dec.restartWhy
+	if !dec.wake.IsZero() && r.wake != nil {
+		r.wake(ref, dec.wake)
+	}
 }
 
 // observe reads obs's VM again.

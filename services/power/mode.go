@@ -1,0 +1,199 @@
+package power
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vmware/govmomi/fault"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/reconcile"
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+// modeProperties are what the modes read of a VM besides its power state: whether a
+// guest operation can be asked for, and what power recorded in the VM (single
+// ExtraConfig keys, not the whole ExtraConfig).
+var modeProperties = []string{
+	"guest.toolsRunningStatus",
+	`config.extraConfig["` + vcenter.KeyLastRestart + `"]`,
+	`config.extraConfig["` + vcenter.KeySoftPower + `"]`,
+}
+
+// softPending is a guest shutdown or standby that was asked for: to reach target, for the
+// spec of generation, with the guest given until deadline.
+type softPending struct {
+	target     model.PowerState
+	generation int64
+	deadline   time.Time
+}
+
+func (p softPending) String() string {
+	return fmt.Sprintf("%s %d %s", p.target, p.generation, p.deadline.UTC().Format(time.RFC3339Nano))
+}
+
+// parseSoftPending reads a vcenter.KeySoftPower value; a malformed one counts as none.
+func parseSoftPending(v string) softPending {
+	parts := strings.Fields(v)
+	if len(parts) != 3 {
+		return softPending{}
+	}
+	gen, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil {
+		return softPending{}
+	}
+	deadline, err := time.Parse(time.RFC3339Nano, parts[2])
+	if err != nil {
+		return softPending{}
+	}
+	return softPending{target: model.PowerState(parts[0]), generation: gen, deadline: deadline}
+}
+
+// lastRestartValue is a restart time as upstream records it: nanoseconds since the epoch.
+func lastRestartValue(t time.Time) string { return strconv.FormatInt(t.UnixNano(), 10) }
+
+// parseLastRestart reads a vcenter.KeyLastRestart value; zero when absent or malformed.
+func parseLastRestart(v string) time.Time {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// toolsRunning reads guest.toolsRunningStatus.
+func toolsRunning(status string) bool {
+	return status == string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)
+}
+
+// recorded reads what power recorded in a VM's ExtraConfig.
+func recorded(extraConfig []types.BaseOptionValue) (lastRestart time.Time, pending softPending) {
+	for _, o := range extraConfig {
+		opt := o.GetOptionValue()
+		v, _ := opt.Value.(string)
+		switch opt.Key {
+		case vcenter.KeyLastRestart:
+			lastRestart = parseLastRestart(v)
+		case vcenter.KeySoftPower:
+			pending = parseSoftPending(v)
+		}
+	}
+	return lastRestart, pending
+}
+
+// errRefused: vCenter refused the operation (a fault, not a failure to reach it); the
+// condition says why and the next change or resync looks again.
+var errRefused = errors.New("refused")
+
+// run records what op needs recorded in the VM, then issues it and waits for its task.
+// A refused guest call falls back to op.fallback (TrySoft) at once.
+func run(ctx context.Context, vm *object.VirtualMachine, op *operation) error {
+	var record []types.BaseOptionValue
+	if !op.restart.IsZero() {
+		// Recorded first: a redelivery or a restart of the service finds the restart done
+		// and never repeats it (a crash right after recording loses this one instead).
+		record = append(record, &types.OptionValue{Key: vcenter.KeyLastRestart, Value: lastRestartValue(op.restart)})
+	}
+	if op.pending != nil {
+		record = append(record, &types.OptionValue{Key: vcenter.KeySoftPower, Value: op.pending.String()})
+	}
+	if len(record) > 0 {
+		task, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{ExtraConfig: record})
+		if err == nil {
+			_, err = vcenter.WaitTask(ctx, task)
+		}
+		if err != nil {
+			return classify(fmt.Sprintf("record the %s", op.kind), err)
+		}
+	}
+	err := issue(ctx, vm, op.kind)
+	if err != nil && op.fallback != "" && vcenter.IsFault(err) && !fault.Is(err, &types.InvalidPowerState{}) {
+		err = issue(ctx, vm, op.fallback)
+	}
+	return classify(string(op.kind), err)
+}
+
+// issue starts one operation and waits for its task; guest operations have none.
+func issue(ctx context.Context, vm *object.VirtualMachine, kind opKind) error {
+	var task *object.Task
+	var err error
+	switch kind {
+	case opPowerOn:
+		task, err = vm.PowerOn(ctx)
+	case opPowerOff:
+		task, err = vm.PowerOff(ctx)
+	case opSuspend:
+		task, err = vm.Suspend(ctx)
+	case opReset:
+		task, err = vm.Reset(ctx)
+	case opShutdownGuest:
+		return vm.ShutdownGuest(ctx)
+	case opStandbyGuest:
+		return vm.StandbyGuest(ctx)
+	case opRebootGuest:
+		return vm.RebootGuest(ctx)
+	default:
+		return fmt.Errorf("unknown power operation %q", kind)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = vcenter.WaitTask(ctx, task)
+	return err
+}
+
+// classify turns an operation's error into: nil (done, or the VM's state changed under
+// us: look again either way), errRefused wrapped with vCenter's reason (for the
+// condition), or an error to retry (vCenter unreachable, another task in the way).
+func classify(what string, err error) error {
+	switch {
+	case err == nil, fault.Is(err, &types.InvalidPowerState{}):
+		return nil
+	case fault.Is(err, &types.TaskInProgress{}), !vcenter.IsFault(err):
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%w: %s failed: %v", errRefused, what, err)
+}
+
+// modeConfig is the service's configuration of the modes.
+type modeConfig struct {
+	trySoftTimeout time.Duration // Config.TrySoftTimeout
+	softRetry      time.Duration // Config.SoftRetry
+}
+
+// desire reads what vm's spec asks of its power; state is the desired power state.
+func (r *reconciler) desire(o reconcile.Object, vm model.VirtualMachine, state model.PowerState, g gate) desire {
+	d := desire{
+		state: state, generation: o.Meta.Generation, gate: g,
+		powerOffMode: vm.Spec.PowerOffMode, suspendMode: vm.Spec.SuspendMode, restartMode: vm.Spec.RestartMode,
+		softTimeout: r.modes.trySoftTimeout, softRetry: r.modes.softRetry,
+	}
+	if v, ok := o.Meta.Annotations[model.AnnotationTrySoftTimeout]; ok {
+		if t, why := model.ParseTrySoftTimeout(v); why == "" {
+			d.softTimeout = t
+		} else {
+			r.log.Warn("ignoring the TrySoft timeout annotation", "object", o.Ref.String(), "value", v, "why", why)
+		}
+	}
+	if v := vm.Spec.NextRestartTime; v != "" {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			d.restartAt = t
+		} else {
+			r.log.Warn("ignoring an unreadable nextRestartTime", "object", o.Ref.String(), "value", v)
+		}
+	}
+	return d
+}
+
+// softReached: a guest operation vmop asked for under the spec of generation took the VM
+// where it was asked to, so the change is vmop's doing.
+func (o observation) softReached(generation int64) bool {
+	p := o.modes.pending
+	return o.power != "" && p.target == o.power && p.generation == generation
+}
