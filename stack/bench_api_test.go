@@ -143,6 +143,7 @@ func (st *benchStack) apiRound(b *testing.B, prefix string, n int) round {
 	for i := range names {
 		names[i] = fmt.Sprintf("%s-%04d", prefix, i)
 	}
+	cpu := processCPU()
 	r := round{n: n, started: time.Now()}
 	posted := make(map[string]time.Time, n)
 	var mu sync.Mutex
@@ -159,11 +160,12 @@ func (st *benchStack) apiRound(b *testing.B, prefix string, n int) round {
 	})
 	on := w.waitAll(b, "PoweredOn", names, func(v *watchedVM) time.Time { return v.on }, c)
 	r.create = on.Sub(r.started)
+	r.createCPU = processCPU() - cpu
 	for _, name := range names {
 		r.toOn = append(r.toOn, w.get(name).on.Sub(posted[name]))
 	}
 
-	deleteStart := time.Now()
+	deleteStart, cpu := time.Now(), processCPU()
 	parallel(b, names, func(name string) error {
 		code, body, err := c.do("DELETE", vmsPath+"/"+name, nil)
 		if err != nil || (code != http.StatusOK && code != http.StatusAccepted && code != http.StatusNotFound) {
@@ -173,6 +175,7 @@ func (st *benchStack) apiRound(b *testing.B, prefix string, n int) round {
 	})
 	gone := w.waitAll(b, "deleted", names, func(v *watchedVM) time.Time { return v.gone }, c)
 	r.delete = gone.Sub(deleteStart)
+	r.deleteCPU = processCPU() - cpu
 	return r
 }
 

@@ -106,6 +106,7 @@ func (d *directPath) round(b *testing.B, prefix string, n int) round {
 	for i := range names {
 		names[i] = fmt.Sprintf("%s-%04d", prefix, i)
 	}
+	cpu := processCPU()
 	r := round{n: n, started: time.Now()}
 	vms := make(map[string]*object.VirtualMachine, n)
 	var mu sync.Mutex
@@ -127,12 +128,14 @@ func (d *directPath) round(b *testing.B, prefix string, n int) round {
 		return nil
 	})
 	r.create = time.Since(r.started)
+	r.createCPU = processCPU() - cpu
 
-	deleteStart := time.Now()
+	deleteStart, cpu := time.Now(), processCPU()
 	parallel(b, names, func(name string) error {
 		return powerOffAndDestroy(ctx, vms[name])
 	})
 	r.delete = time.Since(deleteStart)
+	r.deleteCPU = processCPU() - cpu
 	return r
 }
 

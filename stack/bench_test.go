@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -53,17 +54,21 @@ func BenchmarkPipeline(b *testing.B) {
 	b.ReportMetric(api.deleteRate(), "api-delete-VMs/s")
 	b.ReportMetric(raw.deleteRate(), "direct-delete-VMs/s")
 	b.ReportMetric(deleteRatio, "delete-ratio")
+	b.ReportMetric(cpuPerVM(api.createCPU, n), "api-create-cpu-ms/VM")
+	b.ReportMetric(cpuPerVM(raw.createCPU, n), "direct-create-cpu-ms/VM")
 	b.ReportMetric(ms(api.percentile(0.50)), "p50-ms")
 	b.ReportMetric(ms(api.percentile(0.99)), "p99-ms")
 	b.Logf("%d VMs, %d at a time, last of %d rounds\n"+
 		"  create and power on:  API %6.1f VMs/s (%v)   direct %6.1f VMs/s (%v)   API/direct %.2f\n"+
 		"  power off and delete: API %6.1f VMs/s (%v)   direct %6.1f VMs/s (%v)   API/direct %.2f\n"+
-		"  to PoweredOn:         API p50 %v p99 %v   direct p50 %v p99 %v",
+		"  to PoweredOn:         API p50 %v p99 %v   direct p50 %v p99 %v\n"+
+		"  CPU per VM (create):  API %.0f ms   direct %.0f ms;  (delete): API %.0f ms   direct %.0f ms",
 		n, benchConcurrency, b.N,
 		api.createRate(), api.create.Round(time.Millisecond), raw.createRate(), raw.create.Round(time.Millisecond), createRatio,
 		api.deleteRate(), api.delete.Round(time.Millisecond), raw.deleteRate(), raw.delete.Round(time.Millisecond), deleteRatio,
 		api.percentile(0.50).Round(time.Millisecond), api.percentile(0.99).Round(time.Millisecond),
-		raw.percentile(0.50).Round(time.Millisecond), raw.percentile(0.99).Round(time.Millisecond))
+		raw.percentile(0.50).Round(time.Millisecond), raw.percentile(0.99).Round(time.Millisecond),
+		cpuPerVM(api.createCPU, n), cpuPerVM(raw.createCPU, n), cpuPerVM(api.deleteCPU, n), cpuPerVM(raw.deleteCPU, n))
 }
 
 // round is what one path measured for n VMs.
@@ -73,7 +78,22 @@ type round struct {
 	delete  time.Duration   // first delete started → last VM gone
 	toOn    []time.Duration // per VM: its create started → it was seen powered on
 	started time.Time
+	// CPU time the whole process (the stack and vcsim included) spent on each phase: how
+	// much of the two cores a path needs, whatever it waits for.
+	createCPU, deleteCPU time.Duration
 }
+
+// processCPU is the user and system CPU time the process has used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuPerVM is the CPU milliseconds a phase took per VM.
+func cpuPerVM(cpu time.Duration, n int) float64 { return ms(cpu) / float64(n) }
 
 func (r round) createRate() float64 { return float64(r.n) / r.create.Seconds() }
 func (r round) deleteRate() float64 { return float64(r.n) / r.delete.Seconds() }

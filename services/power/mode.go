@@ -17,13 +17,15 @@ import (
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
-// modeProperties are what the modes read of a VM besides its power state: whether a
-// guest operation can be asked for, and what power recorded in the VM (single
-// ExtraConfig keys, not the whole ExtraConfig).
+// modeProperties are what the modes and the resize read of a VM besides its power state:
+// whether a guest operation can be asked for, what power recorded in the VM (single
+// ExtraConfig keys, not the whole ExtraConfig, which holds the bootstrap data), and the
+// host whose clock sizes a CPU policy in cores.
 var modeProperties = []string{
-	"guest.toolsRunningStatus",
+	"guest.toolsRunningStatus", "runtime.host",
 	`config.extraConfig["` + vcenter.KeyLastRestart + `"]`,
 	`config.extraConfig["` + vcenter.KeySoftPower + `"]`,
+	`config.extraConfig["` + vcenter.KeyAppliedClass + `"]`,
 }
 
 // softPending is a guest shutdown or standby that was asked for: to reach target, for the
@@ -73,7 +75,7 @@ func toolsRunning(status string) bool {
 }
 
 // recorded reads what power recorded in a VM's ExtraConfig.
-func recorded(extraConfig []types.BaseOptionValue) (lastRestart time.Time, pending softPending) {
+func recorded(extraConfig []types.BaseOptionValue) (lastRestart time.Time, pending softPending, appliedClass string) {
 	for _, o := range extraConfig {
 		opt := o.GetOptionValue()
 		v, _ := opt.Value.(string)
@@ -82,9 +84,11 @@ func recorded(extraConfig []types.BaseOptionValue) (lastRestart time.Time, pendi
 			lastRestart = parseLastRestart(v)
 		case vcenter.KeySoftPower:
 			pending = parseSoftPending(v)
+		case vcenter.KeyAppliedClass:
+			appliedClass = v
 		}
 	}
-	return lastRestart, pending
+	return lastRestart, pending, appliedClass
 }
 
 // errRefused: vCenter refused the operation (a fault, not a failure to reach it); the

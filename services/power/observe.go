@@ -37,6 +37,10 @@ type observation struct {
 	hardware *model.VirtualMachineHardwareStatus // CPU and memory only
 	guest    *model.VirtualMachineGuestStatus
 	modes    vmState // what the power modes and restarts read
+	// appliedClass is the VM's vcenter.KeyAppliedClass record, host the host it runs on:
+	// what the resize reads.
+	appliedClass string
+	host         *types.ManagedObjectReference
 }
 
 // uniqueID is the VM's moref, "" when there is no VM.
@@ -90,11 +94,12 @@ func observe(ctx context.Context, vc *govmomi.Client, vm *object.VirtualMachine)
 	}
 	obs := identifiedObservation{observation: observation{vm: vm, power: powerState(o.Runtime.PowerState)}}
 	obs.modes.power = obs.power
+	obs.host = o.Runtime.Host
 	if o.Guest != nil {
 		obs.modes.toolsRunning = toolsRunning(o.Guest.ToolsRunningStatus)
 	}
 	if o.Config != nil {
-		obs.modes.lastRestart, obs.modes.pending = recorded(o.Config.ExtraConfig)
+		obs.modes.lastRestart, obs.modes.pending, obs.appliedClass = recorded(o.Config.ExtraConfig)
 	}
 	if cfg := o.Config; cfg != nil {
 		obs.instanceUUID = cfg.InstanceUuid

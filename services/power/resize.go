@@ -40,10 +40,7 @@ type targetClass struct {
 // redelivery neither repeats nor loses a resize; the last-resized-vm-class annotation
 // follows that record.
 func (r *reconciler) syncClass(ctx context.Context, o reconcile.Object, vm *model.VirtualMachine, obs observation) (observation, classSync, error) {
-	rec, err := readRecord(ctx, obs.vm, vm)
-	if err != nil {
-		return obs, classSync{}, err
-	}
+	rec := recordOf(obs, vm)
 	target, problem, err := r.targetClass(ctx, o.Ref.Namespace, vm.Spec.ClassName)
 	if err != nil {
 		return obs, classSync{}, err
@@ -74,12 +71,10 @@ func (r *reconciler) syncClass(ctx context.Context, o reconcile.Object, vm *mode
 	if err := vcenter.AwaitTasks(ctx, r.vc.Client, obs.vm.Reference()); err != nil {
 		return obs, classSync{}, err
 	}
-	if rec, err = readRecord(ctx, obs.vm, vm); err != nil {
-		return obs, classSync{}, err
-	}
 	if obs, err = r.observe(ctx, obs); err != nil {
 		return obs, classSync{}, err
 	}
+	rec = recordOf(obs, vm)
 	if resizeReason(rec.applied, target.applied, sameClass) == "" {
 		return obs, classSync{cond: classCondition(metav1.ConditionTrue, "", "")}, r.syncAnnotation(ctx, o, vm, rec, sameClass)
 	}

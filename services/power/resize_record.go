@@ -10,7 +10,6 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/model"
-	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // vmRecord is what a resize reads of a VM besides what observe does.
@@ -20,24 +19,12 @@ type vmRecord struct {
 	host     *types.ManagedObjectReference
 }
 
-// readRecord reads the class the VM records having. A VM without a record (made before
+// recordOf is the class obs's VM records having. A VM without a record (made before
 // vmop recorded it) has the class the pending-resize annotation names (D14), else the
 // spec's, which it was created with; of that class, no version is known.
-func readRecord(ctx context.Context, vm *object.VirtualMachine, obj *model.VirtualMachine) (vmRecord, error) {
-	var o mo.VirtualMachine
-	err := property.DefaultCollector(vm.Client()).RetrieveOne(ctx, vm.Reference(), []string{"config.extraConfig", "runtime.host"}, &o)
-	if err != nil {
-		return vmRecord{}, fmt.Errorf("read the class record of VM %s: %w", vm.Reference().Value, err)
-	}
-	rec := vmRecord{host: o.Runtime.Host}
-	if o.Config != nil {
-		for _, opt := range o.Config.ExtraConfig {
-			if v := opt.GetOptionValue(); v.Key == vcenter.KeyAppliedClass {
-				s, _ := v.Value.(string)
-				rec.applied, rec.recorded = model.ParseAppliedClass(s)
-			}
-		}
-	}
+func recordOf(obs observation, obj *model.VirtualMachine) vmRecord {
+	rec := vmRecord{host: obs.host}
+	rec.applied, rec.recorded = model.ParseAppliedClass(obs.appliedClass)
 	if !rec.recorded {
 		var ok bool
 		if rec.applied, ok = model.ParseAppliedClass(obj.Annotations[model.AnnotationLastResizedClass]); !ok {
@@ -45,7 +32,7 @@ func readRecord(ctx context.Context, vm *object.VirtualMachine, obj *model.Virtu
 		}
 		rec.applied.UID, rec.applied.Generation = "", 0
 	}
-	return rec, nil
+	return rec
 }
 
 // coreMHz is the clock of one core of host, for a class that asks for CPU in cores.
