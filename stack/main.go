@@ -14,8 +14,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
+
+// gcPercent is the garbage collector's target unless GOGC says otherwise.
+const gcPercent = 400
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -34,6 +38,12 @@ func run(ctx context.Context, role string, getenv func(string) string) error {
 	cfg, err := loadConfig(getenv)
 	if err != nil {
 		return err
+	}
+	if os.Getenv("GOGC") == "" {
+		// The process's work is short-lived garbage (SOAP, JSON, NATS messages; all of
+		// vcsim's in the all-in-one process): collecting at 4× the live heap instead of 2×
+		// spends half the CPU on the collector for a heap that stays small.
+		debug.SetGCPercent(gcPercent)
 	}
 	shutdownTracing, err := setupTracing(ctx, "vmop-"+role, getenv("OTEL_TRACES_EXPORTER"))
 	if err != nil {

@@ -29,6 +29,11 @@ type ConsumerConfig struct {
 	MaxDeliver     int           // deliveries before a message is dead-lettered; default 20
 	AckWait        time.Duration // default 30s; a waiting or running message is extended every AckWait/2
 	Queue          *KeyedQueue   // share one between Consume calls to serialise keys across streams
+	// Coalesce: a message only says "look at its key" (a level-triggered handler that reads
+	// the current state, not the message). Messages of a key that arrive while a handler
+	// call of that key waits for its turn join that call and share its outcome, so a
+	// backlog costs one call per key instead of one per message.
+	Coalesce bool
 }
 
 const (
@@ -82,13 +87,18 @@ func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, ke
 	}
 
 	var jobs sync.WaitGroup
+	pending := newCoalescer(cfg.Coalesce)
 	dispatch := func(msg jetstream.Msg) {
-		stop := keepInProgress(msg, cfg.AckWait/2)
+		k := key(msg.Subject())
+		b, queue := pending.add(k, msg, keepInProgress(msg, cfg.AckWait/2))
+		if !queue {
+			return
+		}
 		jobs.Add(1)
-		cfg.Queue.add(key(msg.Subject()), func() {
+		cfg.Queue.add(k, func() {
 			defer jobs.Done()
-			defer stop()
-			process(ctx, cfg.Durable, msg, h)
+			pending.start(k, b)
+			process(ctx, cfg.Durable, b, h)
 		})
 	}
 	health := consumerHealth{suspect: make(chan struct{}, 1)}
@@ -106,16 +116,23 @@ func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, ke
 	return nil
 }
 
-// process handles one message inside its CONSUMER span and settles it.
-func process(ctx context.Context, durable string, msg jetstream.Msg, h Handler) {
-	ctx, span := startProcess(ctx, durable, msg.Subject(), msg.Headers())
-	err := handle(ctx, msg, h)
-	delivered := uint64(1)
-	if meta, merr := msg.Metadata(); merr == nil {
-		delivered = meta.NumDelivered
+// process handles a batch's first message inside its CONSUMER span and settles every
+// message of the batch by the outcome.
+func process(ctx context.Context, durable string, b *batch, h Handler) {
+	for _, stop := range b.stops {
+		defer stop()
 	}
-	if serr := ackFor(err, delivered).settle(msg); serr != nil {
-		span.RecordError(fmt.Errorf("settle message: %w", serr))
+	first := b.msgs[0]
+	ctx, span := startProcess(ctx, durable, first.Subject(), first.Headers())
+	err := handle(ctx, first, h)
+	for _, msg := range b.msgs {
+		delivered := uint64(1)
+		if meta, merr := msg.Metadata(); merr == nil {
+			delivered = meta.NumDelivered
+		}
+		if serr := ackFor(err, delivered).settle(msg); serr != nil {
+			span.RecordError(fmt.Errorf("settle message: %w", serr))
+		}
 	}
 	endSpan(span, err)
 }

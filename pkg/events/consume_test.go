@@ -374,3 +374,41 @@ func TestConsumeFailsWhenItsConsumerIsDeleted(t *testing.T) {
 		t.Error("Consume returned nil after its consumer was deleted, want an error")
 	}
 }
+
+// TestConsumeCoalescesWaitingMessages shows that with Coalesce, the messages of a key that
+// arrive while its handler runs are handled by one more call, and all of them are acked.
+func TestConsumeCoalescesWaitingMessages(t *testing.T) {
+	t.Parallel()
+	js, _ := eventstest.JetStream(t)
+	seq := appendSpec(t, js, vm("vm-a"), 0, `{"v":1}`)
+	entered, release := make(chan uint64, 10), make(chan struct{})
+	cfg := specConsumer()
+	cfg.Coalesce = true
+	runConsume(t, js, cfg, func(ctx context.Context, msg jetstream.Msg) error {
+		rec, err := events.ParseSpecMsg(msg)
+		if err != nil {
+			return err
+		}
+		entered <- rec.Seq
+		<-release
+		return nil
+	})
+	receive(t, "the first call", entered)
+	for v := 2; v <= 5; v++ { // arrive while the first call runs
+		seq = appendSpec(t, js, vm("vm-a"), seq, fmt.Sprintf(`{"v":%d}`, v))
+	}
+	eventually(t, "the four messages delivered", func() bool {
+		return consumerInfo(t, js, events.StreamSpecs).NumAckPending == 5
+	})
+	close(release)
+	receive(t, "the call for the waiting messages", entered)
+	eventually(t, "every message acked", func() bool {
+		info := consumerInfo(t, js, events.StreamSpecs)
+		return info.NumAckPending == 0 && info.AckFloor.Consumer == 5
+	})
+	select {
+	case s := <-entered:
+		t.Errorf("a third call (for message %d): the four waiting messages should have shared one", s)
+	default:
+	}
+}

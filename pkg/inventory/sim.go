@@ -73,7 +73,12 @@ func StartSim(ctx context.Context, cfg SimConfig) (*Sim, error) {
 	sim := &Sim{model: m, polls: polls}
 	m.Service.RegisterEndpoints = true
 	m.Service.Listen = &url.URL{Host: listen, User: user}
-	m.Service.TLS = new(tls.Config)
+	cert, err := simCertificate()
+	if err != nil {
+		m.Remove()
+		return nil, err
+	}
+	m.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	m.Map().Handler = sim.handle
 
 	server, err := newServer(m)

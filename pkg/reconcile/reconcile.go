@@ -128,7 +128,7 @@ func (l *loop) durable() string {
 func (l *loop) consumeSpecs(ctx context.Context) error {
 	return events.Consume(ctx, l.js, events.ConsumerConfig{
 		Stream: events.StreamSpecs, Durable: events.Durable(l.durable()),
-		FilterSubjects: []string{events.SpecFilter(l.cfg.Plural)}, Queue: l.q,
+		FilterSubjects: []string{events.SpecFilter(l.cfg.Plural)}, Queue: l.q, Coalesce: true,
 	}, events.ObjectKey, func(ctx context.Context, msg jetstream.Msg) error {
 		ref, err := events.ParseSpecSubject(msg.Subject())
 		if err != nil {
@@ -145,7 +145,7 @@ func (l *loop) consumeInputs(ctx context.Context) error {
 	}
 	return events.Consume(ctx, l.js, events.ConsumerConfig{
 		Stream: events.StreamStatus, Durable: events.Durable(l.durable() + "-inputs"),
-		FilterSubjects: filters, Queue: l.q,
+		FilterSubjects: filters, Queue: l.q, Coalesce: true,
 	}, events.ObjectKey, func(ctx context.Context, msg jetstream.Msg) error {
 		ref, _, err := events.ParseStatusSubject(msg.Subject())
 		if err != nil {
