@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -346,7 +347,21 @@ func (w *vmWatch) waitAll(b *testing.B, what string, names []string, at func(*wa
 		case <-changed:
 		case <-deadline.C:
 			_, body, _ := c.do("GET", vmsPath+"/"+missing, nil)
-			b.Fatalf("after %v, %d of %d VMs %s; %s is at:\n%s", *benchTimeout, count, len(names), what, missing, body)
+			b.Fatalf("after %v, %d of %d VMs %s; %s is at:\n%s\n%s", *benchTimeout, count, len(names), what, missing, body, dumpGoroutines())
 		}
 	}
+}
+
+// dumpGoroutines writes every goroutine's stack to a file, for a round that stalled, and
+// says where.
+func dumpGoroutines() string {
+	f, err := os.CreateTemp("", "vmop-bench-goroutines-*.txt")
+	if err != nil {
+		return "goroutines not dumped: " + err.Error()
+	}
+	defer f.Close()
+	if err := pprof.Lookup("goroutine").WriteTo(f, 2); err != nil {
+		return "goroutines not dumped: " + err.Error()
+	}
+	return "goroutines: " + f.Name()
 }

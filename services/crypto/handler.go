@@ -48,14 +48,15 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		return reconcile.Result{}, err
 	}
 
-	if !created(o) {
+	placed, created := reconcile.Placed(o)
+	if !created {
 		// Nothing to observe yet; a request for encryption can be answered already.
 		if wanted != "" {
 			synced(conds, wanted, nil)
 		}
 		return reconcile.Result{Status: model.VirtualMachineStatus{Conditions: conds.List()}}, nil
 	}
-	vcVM, err := vcenter.FindVM(ctx, h.vc, vm.Spec.InstanceUUID)
+	vcVM, err := vcenter.LocateVM(ctx, h.vc, placed, vm.Spec.InstanceUUID)
 	if errors.Is(err, vcenter.ErrNotFound) {
 		if wanted != "" {
 			synced(conds, wanted, nil)
@@ -110,12 +111,6 @@ func synced(conds *reconcile.ConditionSet, wanted string, observed *model.Virtua
 		conds.Set(model.ConditionEncryptionSynced, metav1.ConditionFalse, model.ReasonInvalidState, fmt.Sprintf(
 			"the %s asks to encrypt the VM, but vmop does not encrypt VMs yet: encryption arrives in a later release", wanted))
 	}
-}
-
-// created tells whether placement reports the vSphere VM created.
-func created(o reconcile.Object) bool {
-	conds, err := reconcile.SliceConditions(o.Slices[model.ServicePlacement])
-	return err == nil && reconcile.IsTrue(conds, model.ConditionCreated)
 }
 
 func previousStatus(prev events.Slice) any {

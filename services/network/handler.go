@@ -54,12 +54,13 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	r := report{vm: &vm, conds: conds}
 
 	boot := h.bootstrapPlan(&vm)
-	if !created(o) {
+	placed, created := reconcile.Placed(o)
+	if !created {
 		r.networkReady(model.ReasonNotReady, waitingForVM)
 		boot.ready(conds, waitingForVM)
 		return r.result(), nil
 	}
-	vcVM, err := vcenter.FindVM(ctx, h.vc, vm.Spec.InstanceUUID)
+	vcVM, err := vcenter.LocateVM(ctx, h.vc, placed, vm.Spec.InstanceUUID)
 	if errors.Is(err, vcenter.ErrNotFound) {
 		msg := fmt.Sprintf("no VM with instance UUID %q in vCenter", vm.Spec.InstanceUUID)
 		r.networkReady(model.ReasonNotReady, msg)
@@ -213,12 +214,6 @@ func (r *report) networkReady(reason, message string) {
 
 func (r *report) result() reconcile.Result {
 	return reconcile.Result{Status: model.VirtualMachineStatus{Network: r.network, Conditions: r.conds.List()}}
-}
-
-// created tells whether placement reports the vSphere VM created.
-func created(o reconcile.Object) bool {
-	conds, err := reconcile.SliceConditions(o.Slices[model.ServicePlacement])
-	return err == nil && reconcile.IsTrue(conds, model.ConditionCreated)
 }
 
 // decodeStatus is the service's previous report; a slice that cannot be read only costs

@@ -38,14 +38,15 @@ var vmProps = []string{"config.uuid", "config.instanceUuid", "config.version", "
 var errForeignVM = errors.New("name taken by another VM")
 
 // findVM looks for the object's VM: by the spec's instance UUID first (a VM made by an
-// earlier reconcile), then by name in the namespace folder (a create that never got as far
-// as setting the UUID). adopt reports a VM found by name that is not configured yet.
-func (r *reconciler) findVM(ctx context.Context, t *topology, id vmIdentity, instanceUUID string) (v *vmState, adopt bool, err error) {
+// earlier reconcile; known is the moref this service last reported, tried before a
+// search), then by name in the namespace folder (a create that never got as far as setting
+// the UUID). adopt reports a VM found by name that is not configured yet.
+func (r *reconciler) findVM(ctx context.Context, t *topology, id vmIdentity, known, instanceUUID string) (v *vmState, adopt bool, err error) {
 	if instanceUUID != "" {
 		var vm *object.VirtualMachine
 		err := traced(ctx, spanFindVM, func(ctx context.Context) error {
 			var err error
-			vm, err = vcenter.FindVM(ctx, r.vc.c, instanceUUID)
+			vm, err = vcenter.LocateVM(ctx, r.vc.c, known, instanceUUID)
 			return err
 		}, objectAttr(id.namespace, id.name))
 		switch {

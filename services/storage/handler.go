@@ -49,13 +49,14 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if !created(o) {
+	placed, created := reconcile.Placed(o)
+	if !created {
 		class.ready(conds, "", "waiting for the VM to be created")
 		status.Conditions = conds.List()
 		return reconcile.Result{Status: status}, nil
 	}
 
-	vcVM, err := vcenter.FindVM(ctx, h.vc, vm.Spec.InstanceUUID)
+	vcVM, err := vcenter.LocateVM(ctx, h.vc, placed, vm.Spec.InstanceUUID)
 	if errors.Is(err, vcenter.ErrNotFound) {
 		// Placement's report is ahead of what we see, or the VM went away: its next slice
 		// (or the resync) brings us back.
@@ -144,12 +145,6 @@ func (h *handler) storageClass(ctx context.Context, name string) (classCheck, er
 		return classCheck{model.ReasonInvalid, fmt.Sprintf("storage class %q has no parameters.%s", name, model.StoragePolicyIDParameter)}, nil
 	}
 	return classCheck{}, nil
-}
-
-// created tells whether placement reports the vSphere VM created.
-func created(o reconcile.Object) bool {
-	conds, err := reconcile.SliceConditions(o.Slices[model.ServicePlacement])
-	return err == nil && reconcile.IsTrue(conds, model.ConditionCreated)
 }
 
 // previousStatus is the status of the service's previous slice, to publish again.
