@@ -78,6 +78,18 @@ func (c *conditions) list() []metav1.Condition {
 	return out
 }
 
+// createAttempted reports whether prev shows that a create may have been issued for this
+// incarnation: one started (Creating), failed (Error) or done (True). Before any, no VM of
+// the object can exist.
+func createAttempted(prev []metav1.Condition) bool {
+	for _, p := range prev {
+		if p.Type == model.ConditionCreated {
+			return p.Status == metav1.ConditionTrue || p.Reason == model.ReasonCreating || p.Reason == model.ReasonError
+		}
+	}
+	return false
+}
+
 // creating reports whether prev records a create that started less than grace before now.
 func creating(prev []metav1.Condition, now time.Time, grace time.Duration) (time.Time, bool) {
 	for _, p := range prev {

@@ -233,6 +233,17 @@ func TestVMFoundByNameIsAdoptedOrRefused(t *testing.T) {
 		v.labels = map[string]any{model.LabelZone: "zone-b"}
 		halfMade(v.ref.Name, "")
 		h.putVM(v, false)
+		// The create that left it was recorded first, as ensure does, long enough ago not
+		// to be waited for.
+		started := newConditions(nil, 1, time.Now().Add(-time.Hour))
+		started.restart(model.ConditionCreated, "False", model.ReasonCreating, "creating")
+		raw, err := json.Marshal(model.VirtualMachineStatus{Conditions: started.list()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := events.PublishStatus(h.ctx, h.js, v.ref, events.Slice{Service: model.ServicePlacement, UID: v.uid, Generation: 1, Status: raw}); err != nil {
+			t.Fatal(err)
+		}
 		res, err := r.reconcile(h.ctx, h.object(v.ref))
 		if err != nil {
 			t.Fatal(err)
@@ -253,6 +264,11 @@ func TestVMFoundByNameIsAdoptedOrRefused(t *testing.T) {
 		v.labels = map[string]any{model.LabelZone: "zone-b"}
 		halfMade(v.ref.Name, "another-object")
 		h.putVM(v, false)
+		// The first create runs into the name; the retry, knowing a create was attempted,
+		// looks the name up and names its holder.
+		if _, err := r.reconcile(h.ctx, h.object(v.ref)); err == nil {
+			t.Fatal("first reconcile: created a VM under a name another VM holds")
+		}
 		_, err := r.reconcile(h.ctx, h.object(v.ref))
 		if !errors.Is(err, errForeignVM) {
 			t.Fatalf("reconcile: err = %v, want errForeignVM", err)
