@@ -43,8 +43,11 @@ func actionsOf(k model.Kind) []string {
 	return nil
 }
 
+// isAction tells whether t addresses an action. Actions are served in the stored version
+// only: they edit the stored object, which a request in another version would convert as
+// if it were in that version.
 func isAction(t target) bool {
-	return t.Name != "" && t.Subresource != "" && slices.Contains(actionsOf(t.Kind), t.Subresource)
+	return t.Name != "" && t.Subresource != "" && !t.converted() && slices.Contains(actionsOf(t.Kind), t.Subresource)
 }
 
 // actionOptions is the union of KubeVirt's StartOptions, StopOptions and RestartOptions

@@ -74,6 +74,15 @@ func TestVirtualMachineActions(t *testing.T) {
 	}
 	spec := func(obj map[string]any, f string) any { return field(obj, "spec", f) }
 
+	t.Run("actions are served in v1alpha5 only", func(t *testing.T) {
+		before := specCount(t, js)
+		if code, resp := g.do("PUT", vmsV1alpha4+"/my-vm/stop", adminToken, nil); code != http.StatusNotFound {
+			t.Errorf("PUT v1alpha4 stop: %d %s, want 404", code, resp)
+		}
+		if after := specCount(t, js); after != before {
+			t.Errorf("a v1alpha4 action changed SPECS from %d to %d records", before, after)
+		}
+	})
 	t.Run("start of a running VM conflicts", func(t *testing.T) {
 		act("PUT", "start", userToken, nil, http.StatusConflict, "already desired PoweredOn")
 	})
