@@ -14,6 +14,7 @@ import (
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/reconcile"
 )
 
 // A VM desired PoweredOn stays off until placement created it and storage, network and
@@ -146,6 +147,13 @@ func TestPowerOnCheckBlocksUntilRemoved(t *testing.T) {
 func TestOutOfBandPowerOffIsCorrected(t *testing.T) {
 	h := start(t)
 	v := h.powered("out-of-band")
+	classSynced := func(s sliceStatus) *metav1.Condition {
+		return reconcile.FindCondition(s.Status.Conditions, model.ConditionClassConfigurationSynced)
+	}
+	before := classSynced(h.waitStatus(v, "the class condition", func(s sliceStatus) bool { return classSynced(s) != nil }))
+	// Transition times have a second's precision: a condition set again would show.
+	h.waitUntil("the condition a second old", func() bool { return time.Since(before.LastTransitionTime.Time) > time.Second },
+		func() string { return before.LastTransitionTime.String() })
 
 	for i := range uint64(2) {
 		task, err := v.vm.PowerOff(h.ctx)
@@ -177,7 +185,12 @@ func TestOutOfBandPowerOffIsCorrected(t *testing.T) {
 	if diff := cmp.Diff(want, on); diff != "" {
 		t.Errorf("poweredon event (-want +got):\n%s", diff)
 	}
-	h.waitStatus(v, "powered on", synced(model.PowerStateOn))
+	after := classSynced(h.waitStatus(v, "powered on", synced(model.PowerStateOn)))
+	// The slice recording the change carries the conditions it does not change, so they
+	// keep their transition times.
+	if after == nil || !after.LastTransitionTime.Equal(&before.LastTransitionTime) {
+		t.Errorf("class condition after the corrections %+v, want unchanged from %+v", after, before)
+	}
 }
 
 // spec.powerState is applied as it changes; powering on again waits until the inputs

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,7 +99,6 @@ func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconci
 	}
 	rc.hold(&g, &st)
 	d.gate = g
-	// End of resize by class and guest ID.
 	before, ran := obs.power, false
 	if obs.vm != nil && !r.holdForGroup(o, &st) {
 		if obs, ran, err = r.apply(ctx, o.Ref, obs, &st, d); err != nil {
@@ -132,6 +132,14 @@ func (r *reconciler) status(o reconcile.Object, prev previous, obs observation, 
 func (r *reconciler) record(ctx context.Context, o reconcile.Object, n notifier, prev previous, obs observation, st syncState) (previous, error) {
 	st.observed = obs.power
 	seen := r.status(o, prev, obs, st)
+	// The slice replaces the previous one whole: the conditions this step does not speak
+	// about (class, guest ID) stay as they were, for the reconcile that reads it next.
+	for _, c := range prev.status.Conditions {
+		if reconcile.FindCondition(seen.Conditions, c.Type) == nil {
+			seen.Conditions = append(seen.Conditions, c)
+		}
+	}
+	slices.SortFunc(seen.Conditions, func(a, b metav1.Condition) int { return strings.Compare(a.Type, b.Type) })
 	err := n.notify(ctx, step{fromSeq: prev.seq, from: prev.status, previous: prev.status.PowerState, to: seen, st: st, uniqueID: obs.uniqueID()})
 	if err != nil {
 		return prev, err
