@@ -121,11 +121,8 @@ func (w *watcher) watch(ctx context.Context, collector *event.HistoryCollector) 
 	if _, err := pc.CreateFilter(ctx, filter); err != nil {
 		return fmt.Errorf("watch event collector: %w", err)
 	}
-	if err := w.req.RequestAll(ctx); err != nil {
-		return err
-	}
-
 	var cursor eventCursor
+	first := true
 	wait := int32(longPollSeconds)
 	req := types.WaitForUpdatesEx{This: pc.Reference(), Options: &types.WaitOptions{MaxWaitSeconds: &wait}}
 	for {
@@ -141,7 +138,16 @@ func (w *watcher) watch(ctx context.Context, collector *event.HistoryCollector) 
 			continue // the long poll expired
 		}
 		req.Version = res.Returnval.Version
-		if err := w.drain(ctx, collector, &cursor, newestKey(res.Returnval)); err != nil {
+		rung := newestKey(res.Returnval)
+		if first {
+			// The first update shows the page as the watch starts: what happened up to
+			// it, the reconcile of every VM (which reads vCenter after it) covers.
+			cursor.last, first = max(cursor.last, rung), false
+			if err := w.req.RequestAll(ctx); err != nil {
+				return err
+			}
+		}
+		if err := w.drain(ctx, collector, &cursor, rung); err != nil {
 			return err
 		}
 	}
