@@ -36,6 +36,13 @@ type softPending struct {
 	deadline   time.Time
 }
 
+// current tells whether p speaks about the request being applied: one made for the
+// spec's generation, or one whose guest is still within its time (a spec edit while the
+// guest works, e.g. a class change, neither asks it again nor restarts its time).
+func (p softPending) current(generation int64, now time.Time) bool {
+	return p.generation == generation || now.Before(p.deadline)
+}
+
 func (p softPending) String() string {
 	return fmt.Sprintf("%s %d %s", p.target, p.generation, p.deadline.UTC().Format(time.RFC3339Nano))
 }
@@ -199,5 +206,5 @@ func (r *reconciler) desire(o reconcile.Object, vm model.VirtualMachine, state m
 // where it was asked to, so the change is vmop's doing.
 func (o observation) softReached(generation int64) bool {
 	p := o.modes.pending
-	return o.power != "" && p.target == o.power && p.generation == generation
+	return o.power != "" && p.target == o.power && p.current(generation, time.Now())
 }

@@ -122,7 +122,7 @@ func planSoft(d desire, vm vmState, now time.Time, s softOp) decision {
 		return decision{op: &operation{kind: s.hard, mode: s.mode}}
 	}
 	p := vm.pending
-	if p.target == d.state && p.generation == d.generation {
+	if p.target == d.state && p.current(d.generation, now) {
 		if now.Before(p.deadline) {
 			then := "; then asking again"
 			if s.mode == model.PowerOpModeTrySoft {
