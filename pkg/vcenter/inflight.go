@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/vmware/govmomi/object"
-	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/task"
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/mo"
@@ -19,17 +18,28 @@ import (
 // service) already started, instead of starting it a second time. A task that failed
 // is finished; its failure is the business of whoever started it.
 func AwaitTasks(ctx context.Context, c *vim25.Client, entity types.ManagedObjectReference) error {
-	pc := property.DefaultCollector(c)
-	var e mo.ManagedEntity
-	if err := pc.RetrieveOne(ctx, entity, []string{"recentTask"}, &e); err != nil {
+	// One read follows recentTask to the tasks' states, rather than one read for the list
+	// and another for its tasks: services call this on every reconcile.
+	req := types.RetrievePropertiesEx{
+		This: c.ServiceContent.PropertyCollector,
+		SpecSet: []types.PropertyFilterSpec{{
+			ObjectSet: []types.ObjectSpec{{
+				Obj:  entity,
+				Skip: types.NewBool(true),
+				SelectSet: []types.BaseSelectionSpec{&types.TraversalSpec{
+					Type: entity.Type, Path: "recentTask", Skip: types.NewBool(false),
+				}},
+			}},
+			PropSet: []types.PropertySpec{{Type: "Task", PathSet: []string{"info.state"}}},
+		}},
+	}
+	content, err := mo.RetrievePropertiesEx(ctx, c, req)
+	if err != nil {
 		return fmt.Errorf("recent tasks of %s: %w", entity.Value, err)
 	}
-	if len(e.RecentTask) == 0 {
-		return nil
-	}
 	var tasks []mo.Task
-	if err := pc.Retrieve(ctx, e.RecentTask, []string{"info.state"}, &tasks); err != nil {
-		return fmt.Errorf("states of the recent tasks of %s: %w", entity.Value, err)
+	if err := mo.LoadObjectContent(content, &tasks); err != nil {
+		return fmt.Errorf("recent tasks of %s: %w", entity.Value, err)
 	}
 	for _, t := range tasks {
 		if s := t.Info.State; s != types.TaskInfoStateQueued && s != types.TaskInfoStateRunning {
