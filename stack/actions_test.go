@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/vim25/types"
-	"sigs.k8s.io/yaml"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/vcenter"
@@ -218,42 +216,14 @@ func (tp *topology) curlClient(t *testing.T) *curlClient {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatalf("curl is required for this test: %v", err)
 	}
-	data, err := os.ReadFile(tp.kubeconfig)
+	kc, err := readKubeconfig(tp.kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var kc struct {
-		Clusters []struct {
-			Cluster struct {
-				Server string `json:"server"`
-				CA     string `json:"certificate-authority-data"`
-			} `json:"cluster"`
-		} `json:"clusters"`
-		Users []struct {
-			Name string `json:"name"`
-			User struct {
-				Token string `json:"token"`
-			} `json:"user"`
-		} `json:"users"`
-	}
-	if err := yaml.Unmarshal(data, &kc); err != nil || len(kc.Clusters) != 1 {
-		t.Fatalf("kubeconfig: %v", err)
-	}
-	ca, err := base64.StdEncoding.DecodeString(kc.Clusters[0].Cluster.CA)
-	if err != nil {
+	cl := &curlClient{server: kc.server, caFile: filepath.Join(t.TempDir(), "ca.crt"), namespace: "my-namespace",
+		admin: kc.tokens["admin"], user: kc.tokens["user"]}
+	if err := os.WriteFile(cl.caFile, kc.ca, 0o600); err != nil {
 		t.Fatal(err)
-	}
-	cl := &curlClient{server: kc.Clusters[0].Cluster.Server, caFile: filepath.Join(t.TempDir(), "ca.crt"), namespace: "my-namespace"}
-	if err := os.WriteFile(cl.caFile, ca, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range kc.Users {
-		switch u.Name {
-		case "admin":
-			cl.admin = u.User.Token
-		case "user":
-			cl.user = u.User.Token
-		}
 	}
 	if cl.admin == "" || cl.user == "" {
 		t.Fatalf("kubeconfig lacks the admin or user token")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,8 +16,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"sigs.k8s.io/yaml"
 )
 
 const (
@@ -46,44 +43,15 @@ type apiClient struct {
 }
 
 func newAPIClient(kubeconfig string, conns int) (*apiClient, error) {
-	data, err := os.ReadFile(kubeconfig)
+	kc, err := readKubeconfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	var kc struct {
-		Clusters []struct {
-			Cluster struct {
-				Server string `json:"server"`
-				CA     string `json:"certificate-authority-data"`
-			} `json:"cluster"`
-		} `json:"clusters"`
-		Users []struct {
-			Name string `json:"name"`
-			User struct {
-				Token string `json:"token"`
-			} `json:"user"`
-		} `json:"users"`
-	}
-	if err := yaml.Unmarshal(data, &kc); err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	if len(kc.Clusters) != 1 {
-		return nil, errors.New("kubeconfig: want one cluster")
-	}
-	ca, err := base64.StdEncoding.DecodeString(kc.Clusters[0].Cluster.CA)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig CA: %w", err)
-	}
 	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
+	if !pool.AppendCertsFromPEM(kc.ca) {
 		return nil, errors.New("kubeconfig CA: no certificate")
 	}
-	c := &apiClient{server: kc.Clusters[0].Cluster.Server}
-	for _, u := range kc.Users {
-		if u.Name == "admin" {
-			c.token = u.User.Token
-		}
-	}
+	c := &apiClient{server: kc.server, token: kc.tokens["admin"]}
 	if c.token == "" {
 		return nil, errors.New("kubeconfig: no admin token")
 	}
