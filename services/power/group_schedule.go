@@ -43,9 +43,16 @@ func pendingChange(g *model.VirtualMachineGroup, applied string) (pending bool, 
 	return updated.After(last), stamp, nil
 }
 
+// BootLead is how long after a power-on is asked for a group's boot order starts. The
+// members of every step are written at once, and a member powers on only once its other
+// services have confirmed the new spec; the lead gives the first step that moment, so
+// that every step starts on its instant and the steps are exactly their delays apart.
+const BootLead = time.Second
+
 // scheduleBase is the instant the group's boot order counts from: the apply time its
-// parent group gave it, else when its power state was last set. Both are persisted in the
-// group, so a restarted service computes the same instants.
+// parent group gave it, else when its power state was last set (plus BootLead for a
+// boot order with delays). Both are persisted in the group, so a restarted service
+// computes the same instants.
 func scheduleBase(g *model.VirtualMachineGroup) (time.Time, error) {
 	key := model.AnnotationApplyPowerStateTime
 	v := g.Annotations[key]
@@ -60,7 +67,20 @@ func scheduleBase(g *model.VirtualMachineGroup) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("annotation %s: %w", key, err)
 	}
+	if key == model.AnnotationLastUpdatedPowerStateTime && g.Spec.PowerState == model.PowerStateOn && hasDelays(g) {
+		t = t.Add(BootLead)
+	}
 	return t, nil
+}
+
+// hasDelays tells whether g's boot order spaces its steps at all.
+func hasDelays(g *model.VirtualMachineGroup) bool {
+	for _, step := range g.Spec.BootOrder {
+		if step.PowerOnDelay != nil && step.PowerOnDelay.Duration > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // instants says when each boot-order member gets the group's power state: for a power-on,

@@ -59,20 +59,27 @@ func TestInstants(t *testing.T) {
 	}
 }
 
-// The base is the parent's apply time when there is one, else the last-updated stamp.
+// The base is the parent's apply time when there is one, else the last-updated stamp, a
+// second later for a power-on with delays.
 func TestScheduleBase(t *testing.T) {
 	const updated, applied = "2025-01-02T03:04:05.123456789Z", "2025-01-02T03:04:09.5Z"
+	const updatedAndLead = "2025-01-02T03:04:06.123456789Z"
+	delayed := [][]string{{"a"}, {"b"}} // bootGroup gives each step a delay
 	for _, c := range []struct {
+		state       model.PowerState
+		steps       [][]string
 		annotations map[string]string
 		want        string
 		fails       bool
 	}{
-		{annotations: map[string]string{model.AnnotationLastUpdatedPowerStateTime: updated}, want: updated},
-		{annotations: map[string]string{model.AnnotationLastUpdatedPowerStateTime: updated, model.AnnotationApplyPowerStateTime: applied}, want: applied},
-		{annotations: map[string]string{model.AnnotationLastUpdatedPowerStateTime: "yesterday"}, fails: true},
-		{annotations: nil, fails: true},
+		{state: model.PowerStateOn, annotations: map[string]string{model.AnnotationLastUpdatedPowerStateTime: updated}, want: updated},
+		{state: model.PowerStateOn, steps: delayed, annotations: map[string]string{model.AnnotationLastUpdatedPowerStateTime: updated}, want: updatedAndLead},
+		{state: model.PowerStateOff, steps: delayed, annotations: map[string]string{model.AnnotationLastUpdatedPowerStateTime: updated}, want: updated},
+		{state: model.PowerStateOn, steps: delayed, annotations: map[string]string{model.AnnotationLastUpdatedPowerStateTime: updated, model.AnnotationApplyPowerStateTime: applied}, want: applied},
+		{state: model.PowerStateOn, annotations: map[string]string{model.AnnotationLastUpdatedPowerStateTime: "yesterday"}, fails: true},
+		{state: model.PowerStateOn, annotations: nil, fails: true},
 	} {
-		got, err := scheduleBase(bootGroup(model.PowerStateOn, c.annotations))
+		got, err := scheduleBase(bootGroup(c.state, c.annotations, c.steps...))
 		if c.fails != (err != nil) || (!c.fails && formatInstant(got) != c.want) {
 			t.Errorf("%v: got %v, %v; want %q (fails %v)", c.annotations, got, err, c.want, c.fails)
 		}
