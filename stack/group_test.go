@@ -13,8 +13,8 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/model"
-	"github.com/vmop/vmop/services/power"
 	"github.com/vmop/vmop/pkg/vcenter"
+	"github.com/vmop/vmop/services/power"
 )
 
 const webGroup = `apiVersion: vmoperator.vmware.com/v1alpha5
