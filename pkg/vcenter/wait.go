@@ -12,10 +12,11 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 )
 
-// Task polls: the first look comes soon (most VM tasks take tens of milliseconds), later
-// ones back off to a ceiling that bounds how late a long task is noticed.
+// Task polls: the first look comes soon (most VM tasks take milliseconds to tens of
+// milliseconds, and a service's worker waits on them), later ones back off by half each
+// time to a ceiling that bounds how late a long task is noticed.
 const (
-	firstTaskPoll = 10 * time.Millisecond
+	firstTaskPoll = 5 * time.Millisecond
 	maxTaskPoll   = time.Second
 )
 
@@ -47,6 +48,6 @@ func WaitTask(ctx context.Context, t *object.Task) (*types.TaskInfo, error) {
 			return nil, ctx.Err()
 		case <-timer.C:
 		}
-		delay = min(2*delay, maxTaskPoll)
+		delay = min(delay*3/2, maxTaskPoll)
 	}
 }
