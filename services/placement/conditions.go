@@ -90,6 +90,13 @@ func createAttempted(prev []metav1.Condition) bool {
 	return false
 }
 
+// searchByName says whether findVM may look for the VM by name: once a create was
+// attempted (or, deleting, always) and none is in flight.
+func searchByName(prev []metav1.Condition, deleting bool, now time.Time, grace time.Duration) bool {
+	_, inFlight := creating(prev, now, grace)
+	return (deleting || createAttempted(prev)) && !inFlight
+}
+
 // creating reports whether prev records a create that started less than grace before now.
 func creating(prev []metav1.Condition, now time.Time, grace time.Duration) (time.Time, bool) {
 	for _, p := range prev {

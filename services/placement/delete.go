@@ -40,7 +40,7 @@ func (r *reconciler) remove(ctx context.Context, id vmIdentity, vm *model.Virtua
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	v, _, err := r.findVM(ctx, t, id, prev.UniqueID, vm.Spec.InstanceUUID, true)
+	v, _, err := r.findVM(ctx, t, id, prev.UniqueID, vm.Spec.InstanceUUID, searchByName(prev.Conditions, true, r.now(), r.grace))
 	if errors.Is(err, errForeignVM) {
 		v, err = nil, nil // the VM with our name is not ours: nothing of ours to destroy
 	}

@@ -44,10 +44,10 @@ const (
 	// arriving after its spec, a VM changed in vCenter, a retry the related fan-out dropped.
 	resyncEvery = time.Minute
 	// createGrace is how long a create recorded in the previous slice (Created False
-	// Creating) whose VM cannot be found is trusted to still be starting in vCenter before
-	// it is issued again. It only has to cover the start of a deploy: the VM appears (by
-	// name, in its namespace folder) as soon as vCenter imports it, and a real vCenter
-	// refuses a second VM of that name there anyway.
+	// Creating) whose VM cannot be found by its instance UUID is trusted to still run in
+	// vCenter: until then placement waits for it; after, it looks for the VM by name (a
+	// create that stopped half way, to adopt) and issues the create again only when there
+	// is none. A real vCenter refuses a second VM of that name in the folder anyway.
 	createGrace = 15 * time.Second
 )
 

@@ -39,15 +39,17 @@ var errForeignVM = errors.New("name taken by another VM")
 
 // findVM looks for the object's VM: by the spec's instance UUID first (a VM made by an
 // earlier reconcile; known is the moref this service last reported, tried before a
-// search), then, when an earlier reconcile may have issued a create (attempted), by name
-// in the namespace folder (a create that never got as far as setting the UUID, or another
-// VM holding the name). adopt reports a VM found by name that is not configured yet.
+// search), then, with byName, by name in the namespace folder (a create that stopped
+// before the UUID was set, or another VM holding the name). adopt reports a VM found by
+// name that is not configured yet.
 //
-// The search by name is skipped on a first create because vcsim cannot serve it while
-// other VMs are being deployed into the folder: a VM that has no name yet makes its
-// FindChild panic, and the panic leaves the SearchIndex locked for good (govmomi v0.56.0
+// Callers search by name only for a create that was attempted and is no longer in
+// flight (searchByName): a deploy in progress carries its UUID only once it ends, and is
+// not to be adopted half done. It also spares vcsim, which cannot serve the search while
+// VMs are being deployed into the folder: a VM that has no name yet makes its FindChild
+// panic, and the panic leaves the SearchIndex locked for good (govmomi v0.56.0
 // simulator/registry.go:450 and :693).
-func (r *reconciler) findVM(ctx context.Context, t *topology, id vmIdentity, known, instanceUUID string, attempted bool) (v *vmState, adopt bool, err error) {
+func (r *reconciler) findVM(ctx context.Context, t *topology, id vmIdentity, known, instanceUUID string, byName bool) (v *vmState, adopt bool, err error) {
 	if instanceUUID != "" {
 		var vm *object.VirtualMachine
 		err := traced(ctx, spanFindVM, func(ctx context.Context) error {
@@ -65,7 +67,7 @@ func (r *reconciler) findVM(ctx context.Context, t *topology, id vmIdentity, kno
 			return nil, false, err
 		}
 	}
-	if !attempted {
+	if !byName {
 		return nil, false, nil
 	}
 	folder, err := r.namespaceFolder(ctx, t, id.namespace, false)
