@@ -10,7 +10,7 @@ import (
 
 // Placed reads placement's slice of a VirtualMachine: whether the vSphere VM is created
 // and, then, its moref (status.uniqueID), by which the services that act on a created VM
-// find it (vcenter.LocateVM).
+// find it (vcenter.ReadVM).
 func Placed(o Object) (uniqueID string, created bool) {
 	s := o.Slices[model.ServicePlacement]
 	if len(s.Status) == 0 {

@@ -9,16 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/vmware/govmomi"
-	"github.com/vmware/govmomi/fault"
 	"github.com/vmware/govmomi/object"
-	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/session/keepalive"
-	"github.com/vmware/govmomi/vim25/mo"
-	"github.com/vmware/govmomi/vim25/types"
 )
 
 // ExtraConfig keys vmop writes on the VMs it creates.
@@ -67,23 +62,4 @@ func FindVM(ctx context.Context, c *govmomi.Client, uuid string) (*object.Virtua
 		return nil, ErrNotFound
 	}
 	return object.NewVirtualMachine(c.Client, ref.Reference()), nil
-}
-
-// LocateVM returns the VM with the instance UUID: the one moref names (the VM placement
-// reported) when it still has that UUID, else the one FindVM finds. Reading one VM is
-// cheaper for vCenter than a search, which walks the whole inventory (and which vcsim
-// serves under its global lock).
-func LocateVM(ctx context.Context, c *govmomi.Client, moref, instanceUUID string) (*object.VirtualMachine, error) {
-	if moref != "" {
-		vm := object.NewVirtualMachine(c.Client, types.ManagedObjectReference{Type: "VirtualMachine", Value: moref})
-		var o mo.VirtualMachine
-		err := property.DefaultCollector(c.Client).RetrieveOne(ctx, vm.Reference(), []string{"config.instanceUuid"}, &o)
-		switch {
-		case err == nil && o.Config != nil && strings.EqualFold(o.Config.InstanceUuid, instanceUUID):
-			return vm, nil
-		case err != nil && !fault.Is(err, &types.ManagedObjectNotFound{}):
-			return nil, fmt.Errorf("read VM %s: %w", moref, err)
-		}
-	}
-	return FindVM(ctx, c, instanceUUID)
 }

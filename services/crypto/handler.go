@@ -56,7 +56,8 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		}
 		return reconcile.Result{Status: model.VirtualMachineStatus{Conditions: conds.List()}}, nil
 	}
-	vcVM, err := vcenter.LocateVM(ctx, h.vc, placed, vm.Spec.InstanceUUID)
+	var mvm mo.VirtualMachine
+	_, err = vcenter.ReadVM(ctx, h.vc, placed, vm.Spec.InstanceUUID, []string{"config.keyId", "config.hardware.device"}, &mvm)
 	if errors.Is(err, vcenter.ErrNotFound) {
 		if wanted != "" {
 			synced(conds, wanted, nil)
@@ -65,10 +66,6 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	}
 	if err != nil {
 		return reconcile.Result{}, err
-	}
-	var mvm mo.VirtualMachine
-	if err := vcVM.Properties(ctx, vcVM.Reference(), []string{"config.keyId", "config.hardware.device"}, &mvm); err != nil {
-		return reconcile.Result{}, fmt.Errorf("read VM %s: %w", vcVM.Reference().Value, err)
 	}
 	observed := observe(mvm.Config)
 	synced(conds, wanted, observed)

@@ -60,20 +60,13 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		boot.ready(conds, waitingForVM)
 		return r.result(), nil
 	}
-	vcVM, err := vcenter.LocateVM(ctx, h.vc, placed, vm.Spec.InstanceUUID)
+	mvm, vcVM, err := readVM(ctx, h.vc, placed, vm.Spec.InstanceUUID)
 	if errors.Is(err, vcenter.ErrNotFound) {
 		msg := fmt.Sprintf("no VM with instance UUID %q in vCenter", vm.Spec.InstanceUUID)
 		r.networkReady(model.ReasonNotReady, msg)
 		boot.ready(conds, msg)
 		return r.result(), nil
 	}
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if err := vcenter.AwaitTasks(ctx, h.vc.Client, vcVM.Reference()); err != nil {
-		return reconcile.Result{}, err
-	}
-	mvm, err := readVM(ctx, vcVM)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -155,7 +148,7 @@ func (h *handler) ensureAdapters(ctx context.Context, vcVM *object.VirtualMachin
 	if err != nil {
 		return "", err
 	}
-	if *mvm, err = readVM(ctx, vcVM); err != nil {
+	if *mvm, _, err = readVM(ctx, h.vc, vcVM.Reference().Value, ""); err != nil {
 		return "", err
 	}
 	return problem, nil

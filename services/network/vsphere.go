@@ -21,15 +21,17 @@ var vmProperties = []string{
 	"runtime.powerState", "guest.ipAddress",
 }
 
-func readVM(ctx context.Context, vm *object.VirtualMachine) (mo.VirtualMachine, error) {
+// readVM reads the VM placement created (vcenter.ReadVM) once its tasks are done.
+func readVM(ctx context.Context, c *govmomi.Client, moref, instanceUUID string) (mo.VirtualMachine, *object.VirtualMachine, error) {
 	var out mo.VirtualMachine
-	if err := vm.Properties(ctx, vm.Reference(), vmProperties, &out); err != nil {
-		return out, fmt.Errorf("read VM %s: %w", vm.Reference().Value, err)
+	vm, err := vcenter.ReadVM(ctx, c, moref, instanceUUID, vmProperties, &out)
+	if err != nil {
+		return out, nil, err
 	}
 	if out.Config == nil {
 		out.Config = &types.VirtualMachineConfigInfo{}
 	}
-	return out, nil
+	return out, vm, nil
 }
 
 func reconfigure(ctx context.Context, vm *object.VirtualMachine, spec types.VirtualMachineConfigSpec) error {

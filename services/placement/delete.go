@@ -47,25 +47,14 @@ func (r *reconciler) remove(ctx context.Context, id vmIdentity, vm *model.Virtua
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	// findVM read the VM after its unfinished tasks: a power-off or destroy started before
+	// a crash (or another service's task) is not issued a second time on top of itself.
 	if v == nil {
 		if started, inFlight := creating(prev.Conditions, r.now(), r.grace); inFlight {
 			return reconcile.Result{}, fmt.Errorf("create of %s/%s started at %s may still make a VM; waiting before releasing",
 				id.namespace, id.name, started.Format(time.RFC3339))
 		}
 		return result(true) // never created, or already destroyed
-	}
-	// A power-off or destroy started before a crash (or another service's task) is
-	// awaited, then the VM is read again, instead of issuing a second one on top of it.
-	if err := traced(ctx, spanAwaitTasks, func(ctx context.Context) error {
-		return vcenter.AwaitTasks(ctx, r.vc.c.Client, v.ref)
-	}, objectAttr(id.namespace, id.name)); err != nil {
-		return reconcile.Result{}, err
-	}
-	if v, err = r.observe(ctx, v.ref, false); err != nil {
-		return reconcile.Result{}, err
-	}
-	if v == nil {
-		return result(true) // the awaited task destroyed it
 	}
 	if _, skip := vm.Annotations[model.AnnotationSkipDeletePlatform]; skip {
 		if err := r.unmanage(ctx, id, v); err != nil {

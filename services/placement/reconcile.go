@@ -13,7 +13,6 @@ import (
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
-	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // reconciler is the service's state: one vCenter session and what it caches of the
@@ -92,12 +91,6 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		if adopt {
 			if cls == nil {
 				return done() // configured once the class is back
-			}
-			// The create that made it may still be configuring it.
-			if err := traced(ctx, spanAwaitTasks, func(ctx context.Context) error {
-				return vcenter.AwaitTasks(ctx, r.vc.c.Client, found.ref)
-			}, objectAttr(id.namespace, id.name)); err != nil {
-				return reconcile.Result{}, err
 			}
 			if err := r.configure(ctx, found.ref, id, vm.Spec, cls); err != nil {
 				return reconcile.Result{}, fmt.Errorf("configure VM %s found by name: %w", found.ref.Value, err)

@@ -13,7 +13,6 @@ const tracerName = "github.com/vmop/vmop/services/placement"
 
 // Span names of the vCenter calls, one per kind of call.
 const (
-	spanFindVM      = "vcenter FindVM"
 	spanFindByName  = "vcenter FindChild"
 	spanTopology    = "vcenter DiscoverZones"
 	spanCapacity    = "vcenter RetrieveCapacity"
@@ -24,7 +23,6 @@ const (
 	spanObserve     = "vcenter RetrieveVM"
 	spanPowerOff    = "vcenter PowerOffVM"
 	spanDestroy     = "vcenter DestroyVM"
-	spanAwaitTasks  = "vcenter AwaitTasks"
 )
 
 // traced runs one vCenter call inside a CLIENT span that is a child of ctx's span (the

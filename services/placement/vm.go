@@ -51,20 +51,8 @@ var errForeignVM = errors.New("name taken by another VM")
 // simulator/registry.go:450 and :693).
 func (r *reconciler) findVM(ctx context.Context, t *topology, id vmIdentity, known, instanceUUID string, byName bool) (v *vmState, adopt bool, err error) {
 	if instanceUUID != "" {
-		var vm *object.VirtualMachine
-		err := traced(ctx, spanFindVM, func(ctx context.Context) error {
-			var err error
-			vm, err = vcenter.LocateVM(ctx, r.vc.c, known, instanceUUID)
-			return err
-		}, objectAttr(id.namespace, id.name))
-		switch {
-		case err == nil:
-			v, err := r.observe(ctx, vm.Reference(), false)
-			if v != nil || err != nil {
-				return v, false, err
-			}
-		case !errors.Is(err, vcenter.ErrNotFound):
-			return nil, false, err
+		if v, err := r.read(ctx, known, instanceUUID, false); v != nil || err != nil {
+			return v, false, err
 		}
 	}
 	if !byName {
@@ -97,23 +85,33 @@ func (r *reconciler) findVM(ctx context.Context, t *topology, id vmIdentity, kno
 	}
 }
 
-// observe reads the VM; nil when it no longer exists.
+// observe reads the VM ref once its tasks are done; nil when it no longer exists.
 func (r *reconciler) observe(ctx context.Context, ref types.ManagedObjectReference, withUID bool) (*vmState, error) {
+	return r.read(ctx, ref.Value, "", withUID)
+}
+
+// read reads the VM with the instance UUID, by moref when it still has it (see
+// vcenter.ReadVM); nil when there is none. withUID adds the ExtraConfig, for a VM whose
+// owner is not known yet.
+func (r *reconciler) read(ctx context.Context, moref, instanceUUID string, withUID bool) (*vmState, error) {
 	props := vmProps
 	if withUID {
 		props = append(props[:len(props):len(props)], "config.extraConfig")
 	}
 	var vm mo.VirtualMachine
+	var found *object.VirtualMachine
 	err := traced(ctx, spanObserve, func(ctx context.Context) error {
-		return property.DefaultCollector(r.vc.c.Client).RetrieveOne(ctx, ref, props, &vm)
+		var err error
+		found, err = vcenter.ReadVM(ctx, r.vc.c, moref, instanceUUID, props, &vm)
+		return err
 	})
-	if isNotFound(err) {
+	if errors.Is(err, vcenter.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read VM %s: %w", ref.Value, err)
+		return nil, err
 	}
-	v := &vmState{ref: ref, host: vm.Runtime.Host, pool: vm.ResourcePool, powerState: vm.Runtime.PowerState}
+	v := &vmState{ref: found.Reference(), host: vm.Runtime.Host, pool: vm.ResourcePool, powerState: vm.Runtime.PowerState}
 	if c := vm.Config; c != nil {
 		v.biosUUID, v.instanceUUID, v.version = c.Uuid, c.InstanceUuid, c.Version
 		v.created = c.CreateDate

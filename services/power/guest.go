@@ -29,13 +29,6 @@ func (r *reconciler) syncGuestID(ctx context.Context, want string, obs observati
 	if obs.power != model.PowerStateOff {
 		return obs, nil, nil // set at the next power-off, or right before the next power-on
 	}
-	if err := vcenter.AwaitTasks(ctx, r.vc.Client, obs.vm.Reference()); err != nil {
-		return obs, nil, err
-	}
-	obs, err := r.observe(ctx, obs)
-	if err != nil || obs.power != model.PowerStateOff || obs.guest == nil || obs.guest.GuestID == want {
-		return obs, nil, err
-	}
 	task, err := obs.vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{GuestId: want})
 	if err == nil {
 		_, err = vcenter.WaitTask(ctx, task)

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/vmware/govmomi"
-	"github.com/vmware/govmomi/fault"
 	"github.com/vmware/govmomi/object"
-	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -24,7 +21,7 @@ var errNoVM = errors.New("no vSphere VM")
 
 // vmProperties are what power reads of a VM: no device list, no ExtraConfig.
 var vmProperties = []string{
-	"config.instanceUuid", "config.guestId", "config.guestFullName",
+	"config.guestId", "config.guestFullName",
 	"config.hardware.numCPU", "config.hardware.memoryMB",
 	"config.cpuAllocation", "config.memoryAllocation",
 	"runtime.powerState",
@@ -51,58 +48,38 @@ func (o observation) uniqueID() string {
 	return o.vm.Reference().Value
 }
 
-// findVM reads the VM placement created: by its moref when placement reported one and it
-// still carries the spec's instance UUID, else by the instance UUID.
+// findVM reads the VM placement created, once its unfinished tasks are done
+// (vcenter.ReadVM): by its moref when placement reported one and it still carries the
+// spec's instance UUID, else by the instance UUID.
 func findVM(ctx context.Context, vc *govmomi.Client, instanceUUID, uniqueID string) (observation, error) {
-	if uniqueID != "" {
-		ref := types.ManagedObjectReference{Type: "VirtualMachine", Value: uniqueID}
-		obs, err := observe(ctx, vc, object.NewVirtualMachine(vc.Client, ref))
-		switch {
-		case err == nil && (instanceUUID == "" || strings.EqualFold(obs.instanceUUID, instanceUUID)):
-			return obs.observation, nil
-		case err != nil && !fault.Is(err, &types.ManagedObjectNotFound{}):
-			return observation{}, err
-		}
-	}
-	if instanceUUID == "" {
-		return observation{}, fmt.Errorf("%w with moref %q", errNoVM, uniqueID)
-	}
-	vm, err := vcenter.FindVM(ctx, vc, instanceUUID)
+	obs, err := read(ctx, vc, uniqueID, instanceUUID)
 	if errors.Is(err, vcenter.ErrNotFound) {
-		return observation{}, fmt.Errorf("%w with instance UUID %s", errNoVM, instanceUUID)
+		return observation{}, fmt.Errorf("%w with moref %q or instance UUID %q", errNoVM, uniqueID, instanceUUID)
 	}
+	return obs, err
+}
+
+// observe reads vm again, after an operation on it.
+func observe(ctx context.Context, vc *govmomi.Client, vm *object.VirtualMachine) (observation, error) {
+	return read(ctx, vc, vm.Reference().Value, "")
+}
+
+// read reads the VM's power state, CPU, memory and guest (api-rules §3) and what the
+// modes and the resize need.
+func read(ctx context.Context, vc *govmomi.Client, moref, instanceUUID string) (observation, error) {
+	var o mo.VirtualMachine
+	vm, err := vcenter.ReadVM(ctx, vc, moref, instanceUUID, slices.Concat(vmProperties, modeProperties), &o)
 	if err != nil {
 		return observation{}, err
 	}
-	obs, err := observe(ctx, vc, vm)
-	if fault.Is(err, &types.ManagedObjectNotFound{}) {
-		return observation{}, fmt.Errorf("%w with instance UUID %s", errNoVM, instanceUUID)
-	}
-	return obs.observation, err
-}
-
-type identifiedObservation struct {
-	observation
-	instanceUUID string
-}
-
-// observe reads vm's power state, CPU, memory and guest (api-rules §3).
-func observe(ctx context.Context, vc *govmomi.Client, vm *object.VirtualMachine) (identifiedObservation, error) {
-	var o mo.VirtualMachine
-	if err := property.DefaultCollector(vc.Client).RetrieveOne(ctx, vm.Reference(), slices.Concat(vmProperties, modeProperties), &o); err != nil {
-		return identifiedObservation{}, fmt.Errorf("read VM %s: %w", vm.Reference().Value, err)
-	}
-	obs := identifiedObservation{observation: observation{vm: vm, power: powerState(o.Runtime.PowerState)}}
+	obs := observation{vm: vm, power: powerState(o.Runtime.PowerState)}
 	obs.modes.power = obs.power
 	obs.host = o.Runtime.Host
 	if o.Guest != nil {
 		obs.modes.toolsRunning = toolsRunning(o.Guest.ToolsRunningStatus)
 	}
-	if o.Config != nil {
-		obs.modes.lastRestart, obs.modes.pending, obs.appliedClass = recorded(o.Config.ExtraConfig)
-	}
 	if cfg := o.Config; cfg != nil {
-		obs.instanceUUID = cfg.InstanceUuid
+		obs.modes.lastRestart, obs.modes.pending, obs.appliedClass = recorded(cfg.ExtraConfig)
 		obs.guest = &model.VirtualMachineGuestStatus{GuestID: cfg.GuestId, GuestFullName: cfg.GuestFullName}
 		obs.hardware = &model.VirtualMachineHardwareStatus{
 			CPU:    &model.VirtualMachineCPUAllocationStatus{Total: cfg.Hardware.NumCPU},

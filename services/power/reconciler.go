@@ -17,7 +17,6 @@ import (
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
-	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // powerStatus is power's slice of a VirtualMachine's .status (DESIGN §4, api-rules §3).
@@ -179,29 +178,17 @@ func (r *reconciler) locate(ctx context.Context, ref events.Ref, instanceUUID st
 	return obs, nil
 }
 
-// apply runs the operation that plan asks for and observes the VM again. A task already
-// running on the VM (ours before a crash, or another service's) is awaited first and the
-// VM looked at again, so an operation is never issued twice. What vCenter refuses goes
-// into the condition; failing to reach it is retried. A deadline or retry time plan
-// names is armed with r.wake.
+// apply runs the operation that plan asks for and observes the VM again. obs was read
+// after the VM's unfinished tasks (ours before a crash, or another service's), so an
+// operation is never issued twice. What vCenter refuses goes into the condition; failing
+// to reach it is retried. A deadline or retry time plan names is armed with r.wake.
 func (r *reconciler) apply(ctx context.Context, ref events.Ref, obs observation, st *syncState, d desire) (_ observation, ran bool, _ error) {
 	dec := plan(d, obs.modes, time.Now())
 	if dec.op == nil {
 		r.settle(ref, dec, st)
 		return obs, false, nil
 	}
-	if err := vcenter.AwaitTasks(ctx, r.vc.Client, obs.vm.Reference()); err != nil {
-		return obs, false, err
-	}
-	obs, err := r.observe(ctx, obs)
-	if err != nil {
-		return obs, false, err
-	}
-	if dec = plan(d, obs.modes, time.Now()); dec.op == nil {
-		r.settle(ref, dec, st)
-		return obs, false, nil
-	}
-	err = run(ctx, obs.vm, dec.op)
+	err := run(ctx, obs.vm, dec.op)
 	switch {
 	case errors.Is(err, errRefused):
 		st.note = strings.TrimPrefix(err.Error(), errRefused.Error()+": ")
@@ -236,7 +223,7 @@ func (r *reconciler) observe(ctx context.Context, obs observation) (observation,
 	if err != nil {
 		return obs, err
 	}
-	return again.observation, nil
+	return again, nil
 }
 
 // previous reads power's own last slice about this incarnation of the object.

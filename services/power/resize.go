@@ -67,20 +67,8 @@ func (r *reconciler) syncClass(ctx context.Context, o reconcile.Object, vm *mode
 		return obs, classSync{cond: classCondition(metav1.ConditionFalse, reason, msg)}, nil
 	}
 
-	// A reconfigure issued before a crash may still run: await it and look again.
-	if err := vcenter.AwaitTasks(ctx, r.vc.Client, obs.vm.Reference()); err != nil {
-		return obs, classSync{}, err
-	}
-	if obs, err = r.observe(ctx, obs); err != nil {
-		return obs, classSync{}, err
-	}
-	rec = recordOf(obs, vm)
-	if resizeReason(rec.applied, target.applied, sameClass) == "" {
-		return obs, classSync{cond: classCondition(metav1.ConditionTrue, "", "")}, r.syncAnnotation(ctx, o, vm, rec, sameClass)
-	}
-	if obs.power != model.PowerStateOff {
-		return obs, classSync{}, fmt.Errorf("VM %s is %s, no longer powered off, before its resize", obs.uniqueID(), obs.power)
-	}
+	// obs was read after the VM's unfinished tasks: a resize issued before a crash has
+	// been recorded in it (rec) and is not made again.
 	if err := r.resize(ctx, obs.vm, rec, target); err != nil {
 		if !vcenter.IsFault(err) {
 			return obs, classSync{}, err

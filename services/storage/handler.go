@@ -56,7 +56,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		return reconcile.Result{Status: status}, nil
 	}
 
-	vcVM, err := vcenter.LocateVM(ctx, h.vc, placed, vm.Spec.InstanceUUID)
+	mvm, vcVM, err := readVM(ctx, h.vc, placed, vm.Spec.InstanceUUID)
 	if errors.Is(err, vcenter.ErrNotFound) {
 		// Placement's report is ahead of what we see, or the VM went away: its next slice
 		// (or the resync) brings us back.
@@ -64,13 +64,6 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		status.Conditions = conds.List()
 		return reconcile.Result{Status: status}, nil
 	}
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if err := vcenter.AwaitTasks(ctx, h.vc.Client, vcVM.Reference()); err != nil {
-		return reconcile.Result{}, err
-	}
-	mvm, err := readVM(ctx, vcVM)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -84,7 +77,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		case err != nil:
 			return reconcile.Result{}, err
 		default:
-			if mvm, err = readVM(ctx, vcVM); err != nil {
+			if mvm, _, err = readVM(ctx, h.vc, vcVM.Reference().Value, ""); err != nil {
 				return reconcile.Result{}, err
 			}
 		}

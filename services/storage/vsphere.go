@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
@@ -14,15 +15,17 @@ import (
 // vmProperties are what the service reads of a VM: its devices and its files.
 var vmProperties = []string{"config.hardware.device", "layoutEx"}
 
-func readVM(ctx context.Context, vm *object.VirtualMachine) (mo.VirtualMachine, error) {
+// readVM reads the VM placement created (vcenter.ReadVM) once its tasks are done.
+func readVM(ctx context.Context, c *govmomi.Client, moref, instanceUUID string) (mo.VirtualMachine, *object.VirtualMachine, error) {
 	var out mo.VirtualMachine
-	if err := vm.Properties(ctx, vm.Reference(), vmProperties, &out); err != nil {
-		return out, fmt.Errorf("read VM %s: %w", vm.Reference().Value, err)
+	vm, err := vcenter.ReadVM(ctx, c, moref, instanceUUID, vmProperties, &out)
+	if err != nil {
+		return out, nil, err
 	}
 	if out.Config == nil {
 		out.Config = &types.VirtualMachineConfigInfo{}
 	}
-	return out, nil
+	return out, vm, nil
 }
 
 // addControllers adds the controllers in one reconfigure and waits for it; nothing is

@@ -4,44 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/vmware/govmomi/object"
-	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/vcenter"
 )
-
-// AwaitTasks returns only once a reconfigure started by someone else has finished, so
-// the caller reads its result.
-func TestAwaitTasks(t *testing.T) {
-	sim := simulate(t)
-	ctx, c, vm := t.Context(), sim.c, sim.vm
-	if err := vcenter.AwaitTasks(ctx, c.Client, vm.Reference()); err != nil {
-		t.Fatalf("AwaitTasks with nothing running: %v", err)
-	}
-
-	// vcsim's task delay is process-wide (notes P15): only this test reconfigures.
-	// LockHandoff 0: the VM stays readable while the task sleeps (notes §4.2).
-	simulator.TaskDelay.MethodDelay = map[string]int{"ReconfigVm": 300, "LockHandoff": 0}
-	defer func() { simulator.TaskDelay.MethodDelay = nil }()
-	if _, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{Annotation: "changed"}); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	if err := vcenter.AwaitTasks(ctx, c.Client, vm.Reference()); err != nil {
-		t.Fatal(err)
-	}
-	var got mo.VirtualMachine
-	if err := vm.Properties(ctx, vm.Reference(), []string{"config.annotation"}, &got); err != nil {
-		t.Fatal(err)
-	}
-	if got.Config == nil || got.Config.Annotation != "changed" {
-		t.Errorf("after AwaitTasks (%v) the config is %+v: the reconfigure had not finished", time.Since(start), got.Config)
-	}
-}
 
 // A failed task and a SOAP fault are vCenter's answer; an unreachable vCenter is not.
 func TestIsFault(t *testing.T) {
