@@ -1,18 +1,15 @@
 package network
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
-	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
-	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // annotationCloudInitType chooses how cloud-init data reaches the guest (api-rules §4):
@@ -77,36 +74,30 @@ func (b bootstrapPlan) ready(conds *reconcile.ConditionSet, pending string) {
 	}
 }
 
-// deliver writes the cloud-init meta-data and user-data into the VM's ExtraConfig when
-// they differ from what it holds, removing any vApp configuration as the guestinfo
-// transport requires (api-rules §10). A vCenter fault becomes the plan's reason.
-func (h *handler) deliver(ctx context.Context, vcVM *object.VirtualMachine, mvm mo.VirtualMachine, vm *model.VirtualMachine, b *bootstrapPlan, plans []ifacePlan, cards []types.BaseVirtualDevice) error {
+// cloudInitConfig is the reconfigure that gives the VM the cloud-init meta-data and
+// user-data, for the adapters cards, when they differ from what its ExtraConfig holds,
+// removing any vApp configuration as the guestinfo transport requires (api-rules §10);
+// an empty spec when there is nothing to write. Meta-data that cannot be made becomes
+// the plan's reason.
+func (h *handler) cloudInitConfig(mvm mo.VirtualMachine, vm *model.VirtualMachine, b *bootstrapPlan, plans []ifacePlan, cards []types.BaseVirtualDevice) (types.VirtualMachineConfigSpec, error) {
+	var spec types.VirtualMachineConfigSpec
 	if !b.cloudInit {
-		return nil
+		return spec, nil
 	}
 	meta, err := metaData(vm, instanceID(vm, mvm), plans, cards, h.dns)
 	if err != nil {
 		b.reason, b.message = model.ReasonInvalid, err.Error()
-		return nil
+		return spec, nil
 	}
 	want, err := guestinfo(meta, b.user)
 	if err != nil {
-		return err
+		return spec, err
 	}
-	changes := extraConfigChanges(mvm.Config.ExtraConfig, want)
-	if len(changes) == 0 {
-		return nil
-	}
-	spec := types.VirtualMachineConfigSpec{ExtraConfig: changes}
-	if mvm.Config.VAppConfig != nil {
+	spec.ExtraConfig = extraConfigChanges(mvm.Config.ExtraConfig, want)
+	if len(spec.ExtraConfig) > 0 && mvm.Config.VAppConfig != nil {
 		spec.VAppConfigRemoved = types.NewBool(true)
 	}
-	err = reconfigure(ctx, vcVM, spec)
-	if vcenter.IsFault(err) {
-		b.reason, b.message = model.ReasonError, fmt.Sprintf("writing the cloud-init data failed: %v", err)
-		return nil
-	}
-	return err
+	return spec, nil
 }
 
 // instanceID is cloud-init's instance ID: the spec's (defaulted to the BIOS UUID at

@@ -10,7 +10,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi"
-	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,14 +70,13 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		return reconcile.Result{}, err
 	}
 
-	// Adapters first: the addresses and the bootstrap data are about them.
+	// The adapters, their addresses and the bootstrap data that names them by MAC go to
+	// vCenter in one reconfigure.
 	ifaces := interfaces(&vm)
-	problem, err := h.ensureAdapters(ctx, vcVM, &mvm, &vm, ifaces)
+	nics, after, problem, err := h.adapterChanges(ctx, o.Meta.UID, mvm, &vm, ifaces)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	cards := adapters(mvm.Config.Hardware.Device)
-
 	var prevConfig *model.VirtualMachineNetworkConfigStatus
 	if prevStatus.Network != nil {
 		prevConfig = prevStatus.Network.Config
@@ -90,6 +88,34 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	var spec types.VirtualMachineConfigSpec
+	if !boot.failed() && plans != nil && problem == "" {
+		if spec, err = h.cloudInitConfig(mvm, &vm, &boot, plans, after); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	spec.DeviceChange = nics
+	if len(spec.DeviceChange) > 0 || len(spec.ExtraConfig) > 0 {
+		err := reconfigure(ctx, vcVM, spec)
+		switch {
+		case vcenter.IsFault(err):
+			// vCenter refused the change: said in the conditions, not retried until the next change.
+			if len(spec.DeviceChange) > 0 {
+				problem = joinProblems(problem, fmt.Sprintf("changing the network adapters failed: %v", err))
+			}
+			if len(spec.ExtraConfig) > 0 {
+				boot.reason, boot.message = model.ReasonError, fmt.Sprintf("writing the cloud-init data failed: %v", err)
+			}
+		case err != nil:
+			return reconcile.Result{}, err
+		default:
+			if mvm, _, err = readVM(ctx, h.vc, vcVM.Reference().Value, ""); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
+	}
+
+	cards := adapters(mvm.Config.Hardware.Device)
 	if plans != nil {
 		r.network = &model.VirtualMachineNetworkStatus{
 			Config:     configStatus(&vm, plans, h.dns),
@@ -102,56 +128,50 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	} else {
 		r.networkReady("", "")
 	}
-
 	switch {
 	case boot.failed():
 		boot.ready(conds, "")
 	case plans == nil || problem != "":
 		boot.ready(conds, "waiting for the network adapters and addresses")
 	default:
-		if err := h.deliver(ctx, vcVM, mvm, &vm, &boot, plans, cards); err != nil {
-			return reconcile.Result{}, err
-		}
 		boot.ready(conds, "")
 	}
 	return r.result(), nil
 }
 
-// ensureAdapters makes the VM's adapters match the interfaces and re-reads the VM after a
-// change. A vCenter fault, an unknown network or an adapter that can only be replaced
-// while the VM is off is a problem to report, not an error to retry.
-func (h *handler) ensureAdapters(ctx context.Context, vcVM *object.VirtualMachine, mvm *mo.VirtualMachine, vm *model.VirtualMachine, ifaces []model.VirtualMachineNetworkInterfaceSpec) (string, error) {
+// adapterChanges are the device changes that make the VM's adapters match the
+// interfaces, an adapter to add getting the MAC claimed for its interface, and the
+// adapters once they are made. An unknown network or an adapter that can only be
+// replaced while the VM is off is a problem to report, not an error to retry.
+func (h *handler) adapterChanges(ctx context.Context, uid string, mvm mo.VirtualMachine, vm *model.VirtualMachine, ifaces []model.VirtualMachineNetworkInterfaceSpec) (changes []types.BaseVirtualDeviceConfigSpec, after []types.BaseVirtualDevice, problem string, err error) {
+	have := adapters(mvm.Config.Hardware.Device)
 	kinds, problem, err := h.adapterTypes(ctx, vm, len(ifaces))
 	if err != nil || problem != "" {
-		return problem, err
+		return nil, have, problem, err
 	}
 	want := make([]wantNIC, len(ifaces))
 	for i, ifc := range ifaces {
 		b, err := h.backings.get(ctx, networkName(ifc))
 		if errors.Is(err, errNetworkNotFound) {
-			return fmt.Sprintf("interface %s: %v", ifc.Name, err), nil
+			return nil, have, fmt.Sprintf("interface %s: %v", ifc.Name, err), nil
 		}
 		if err != nil {
-			return "", err
+			return nil, have, "", err
 		}
 		want[i] = wantNIC{iface: ifc.Name, adapter: kinds[i], network: networkName(ifc), backing: b}
 	}
-	off := mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOff
-	changes, problem := nicChanges(adapters(mvm.Config.Hardware.Device), want, off)
-	if len(changes) == 0 {
-		return problem, nil
+	keep, problem := keptAdapters(have, want, mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOff)
+	for i := keep; i < len(want); i++ {
+		var prev string // a replaced adapter's MAC, which its interface keeps
+		if i < len(have) {
+			prev = have[i].(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().MacAddress
+		}
+		if want[i].mac, err = h.ipam.claimMAC(ctx, holder(uid, want[i].iface), prev); err != nil {
+			return nil, have, "", fmt.Errorf("MAC address of %s: %w", want[i].iface, err)
+		}
 	}
-	err = reconfigure(ctx, vcVM, types.VirtualMachineConfigSpec{DeviceChange: changes})
-	if vcenter.IsFault(err) {
-		return joinProblems(problem, fmt.Sprintf("changing the network adapters failed: %v", err)), nil
-	}
-	if err != nil {
-		return "", err
-	}
-	if *mvm, _, err = readVM(ctx, h.vc, vcVM.Reference().Value, ""); err != nil {
-		return "", err
-	}
-	return problem, nil
+	changes, after = nicChanges(have, want, keep)
+	return changes, after, problem, nil
 }
 
 // adapterTypes are the adapter types of n interfaces: the class ConfigSpec's adapters in

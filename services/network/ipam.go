@@ -2,6 +2,7 @@ package network
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -18,7 +19,8 @@ import (
 // service's previous slice, then the pool's addresses starting at an offset given by a
 // hash of "<vm uid>/<interface name>" and wrapping around. The first candidate that can
 // be claimed is taken. A claim is a key in the IPAM bucket (events.BucketIPAM) named by
-// the address and holding "<vm uid>/<interface name>": creating it fails when the key
+// the address and holding "<vm uid>/<interface name>" (adapters' MAC addresses are
+// claimed there the same way, mac.go): creating it fails when the key
 // exists, so concurrent reconciles and replicas never share an address, and a holder
 // that finds its own claim (a redelivery, a crash before its slice was published) keeps
 // it. Deleting the VM releases its claims. vcsim guests report no address, so the claimed
@@ -63,9 +65,14 @@ func (p pool) at(i uint64) netip.Addr {
 	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
 }
 
-// contains tells whether a is one of the addresses the pool hands out.
-func (p pool) contains(a netip.Addr) bool {
-	return p.prefix.Contains(a) && a.Compare(p.first) >= 0 && a.Compare(p.at(p.size-1)) <= 0
+// index is the position of a among the addresses the pool hands out; p.size when it is
+// none of them.
+func (p pool) index(a netip.Addr) uint64 {
+	if !a.Is4() || !p.prefix.Contains(a) || a.Compare(p.first) < 0 || a.Compare(p.at(p.size-1)) > 0 {
+		return p.size
+	}
+	b, f := a.As4(), p.first.As4()
+	return uint64(binary.BigEndian.Uint32(b[:]) - binary.BigEndian.Uint32(f[:]))
 }
 
 // errPoolExhausted: every address of the pool is held by others.
@@ -83,31 +90,41 @@ func holder(uid, iface string) string { return uid + "/" + iface }
 // claim returns the address of the holder in p, trying prev (the address it held
 // before, if any) first.
 func (a *allocator) claim(ctx context.Context, p pool, holder string, prev netip.Addr) (netip.Addr, error) {
-	if prev.IsValid() && p.contains(prev) {
-		ok, err := a.take(ctx, prev, holder)
+	i, err := a.claimFirst(ctx, holder, p.size, func(i uint64) string { return p.at(i).String() }, p.index(prev))
+	if errors.Is(err, errPoolExhausted) {
+		return netip.Addr{}, fmt.Errorf("%w: %s", err, p.prefix)
+	}
+	return p.at(i), err
+}
+
+// claimFirst claims for holder the first it can of the n keys key(0) to key(n-1): the one
+// at prev first, when it is one of them (prev < n), then those from a hash of holder on,
+// wrapping around. It returns the index of the key taken.
+func (a *allocator) claimFirst(ctx context.Context, holder string, n uint64, key func(uint64) string, prev uint64) (uint64, error) {
+	if prev < n {
+		ok, err := a.take(ctx, key(prev), holder)
 		if err != nil || ok {
 			return prev, err
 		}
 	}
 	h := fnv.New64a()
 	h.Write([]byte(holder))
-	start := h.Sum64() % p.size
-	for i := range p.size {
-		addr := p.at((start + i) % p.size)
-		ok, err := a.take(ctx, addr, holder)
+	start := h.Sum64() % n
+	for i := range n {
+		at := (start + i) % n
+		ok, err := a.take(ctx, key(at), holder)
 		if err != nil {
-			return netip.Addr{}, err
+			return 0, err
 		}
 		if ok {
-			return addr, nil
+			return at, nil
 		}
 	}
-	return netip.Addr{}, fmt.Errorf("%w: %s", errPoolExhausted, p.prefix)
+	return 0, errPoolExhausted
 }
 
-// take claims addr for holder; false when another holder has it.
-func (a *allocator) take(ctx context.Context, addr netip.Addr, holder string) (bool, error) {
-	key := addr.String()
+// take claims key for holder; false when another holder has it.
+func (a *allocator) take(ctx context.Context, key, holder string) (bool, error) {
 	_, err := a.kv.Create(ctx, key, []byte(holder))
 	if err == nil {
 		return true, nil
@@ -117,7 +134,7 @@ func (a *allocator) take(ctx context.Context, addr netip.Addr, holder string) (b
 	}
 	e, err := a.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return a.take(ctx, addr, holder) // released meanwhile
+		return a.take(ctx, key, holder) // released meanwhile
 	}
 	if err != nil {
 		return false, fmt.Errorf("read claim %s: %w", key, err)

@@ -7,12 +7,15 @@ import (
 	"encoding/base64"
 	"io"
 	"net/netip"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 	"sigs.k8s.io/yaml"
@@ -185,11 +188,17 @@ func TestCloudInitDelivered(t *testing.T) {
 		s, r := deploytest.Condition(st, model.ConditionBootstrapReady)
 		return s == "False" && r == model.ReasonNotReady
 	})
+	reconfigures := recordReconfigures(t)
 	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
 	_, st = v.WaitStatus(t, js, model.ServiceNetwork, "BootstrapReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
 		s, _ := deploytest.Condition(st, model.ConditionBootstrapReady)
 		return s == "True"
 	})
+	// The image's adapter is on the interface's network already: one reconfigure writes
+	// the cloud-init data.
+	if got := reconfigures.of(vm.Reference()); len(got) != 1 || !got[0].guestinfo {
+		t.Errorf("reconfigures of the adapters and guestinfo: %+v, want one, of the guestinfo", got)
+	}
 
 	extra := extraConfig(t, vm)
 	for _, k := range []string{keyMetadataEncoding, keyUserdataEncoding} {
@@ -238,6 +247,64 @@ func TestCloudInitDelivered(t *testing.T) {
 	for _, want := range []string{"#cloud-config\n", "name: jdoe", "primary_group: jdoe", "- ls /", "path: /etc/my-plaintext", "Hello, world."} {
 		if !strings.Contains(user, want) {
 			t.Errorf("user-data lacks %q:\n%s", want, user)
+		}
+	}
+}
+
+// Adapters the service adds get MACs it claimed, so the cloud-init data naming them goes
+// to vCenter in the reconfigure that adds them: one reconfigure in all.
+func TestAddedAdaptersCarryTheirCloudInit(t *testing.T) {
+	js := startService(t)
+	putTwoAdapterClass(t, js)
+	v := deploytest.NewVM("my-namespace", "two-nics-cloud", model.VirtualMachineSpec{
+		ClassName: twoAdapterClass, StorageClass: "my-storage-class",
+		Network: &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{
+			iface("eth0", "VM Network"), iface("eth1", "workload-network"),
+		}},
+		Bootstrap: &model.VirtualMachineBootstrapSpec{CloudInit: &model.VirtualMachineBootstrapCloudInitSpec{
+			InstanceID: "6d0e1c2b-3a49-4f58-9e67-7c8d9e0f1a2b", CloudConfig: &model.CloudConfig{},
+		}},
+	})
+	v.Put(t, js, false)
+	reconfigures := recordReconfigures(t)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	v.WaitStatus(t, js, model.ServiceNetwork, "NetworkReady and BootstrapReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		n, _ := deploytest.Condition(st, model.ConditionNetworkReady)
+		b, _ := deploytest.Condition(st, model.ConditionBootstrapReady)
+		return n == "True" && b == "True"
+	})
+	if got := reconfigures.of(vm.Reference()); len(got) != 1 || !got[0].adapters || !got[0].guestinfo {
+		t.Errorf("reconfigures of the adapters and guestinfo: %+v, want one with both", got)
+	}
+
+	var meta struct {
+		Network struct {
+			Ethernets map[string]struct {
+				Match map[string]string `json:"match"`
+			} `json:"ethernets"`
+		} `json:"network"`
+	}
+	if err := yaml.Unmarshal([]byte(gunzip(t, extraConfig(t, vm)[keyMetadata])), &meta); err != nil {
+		t.Fatalf("meta-data: %v", err)
+	}
+	kv, err := events.IPAM(t.Context(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cards := adapters(readTestVM(t, vm).Config.Hardware.Device)
+	if len(cards) != 2 {
+		t.Fatalf("%d adapters, want 2", len(cards))
+	}
+	for i, name := range []string{"eth0", "eth1"} {
+		card := cards[i].(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
+		if card.AddressType != string(types.VirtualEthernetCardMacTypeManual) || macIndex(card.MacAddress) == macRange {
+			t.Errorf("%s: MAC %s (%s), want one of 00:50:56:00:00:00-3f:ff:ff set by hand", name, card.MacAddress, card.AddressType)
+		}
+		if got := meta.Network.Ethernets[name].Match["macaddress"]; got != card.MacAddress {
+			t.Errorf("%s: meta-data matches MAC %q, the adapter has %s", name, got, card.MacAddress)
+		}
+		if e, err := kv.Get(t.Context(), macKey(card.MacAddress)); err != nil || string(e.Value()) != holder(v.UID, name) {
+			t.Errorf("%s: claim of MAC %s: %v, want it held by %s", name, card.MacAddress, err, holder(v.UID, name))
 		}
 	}
 }
@@ -374,3 +441,45 @@ func gunzip(t *testing.T, s string) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// reconfigured is what one ReconfigVM_Task asked of the network: adapters, guestinfo.
+type reconfigured struct{ adapters, guestinfo bool }
+
+// reconfigures records, per VM, the reconfigures that touch its network adapters or
+// guestinfo, until the test ends.
+type reconfigures struct {
+	mu   sync.Mutex
+	byVM map[types.ManagedObjectReference][]reconfigured
+}
+
+func recordReconfigures(t *testing.T) *reconfigures {
+	r := &reconfigures{byVM: map[types.ManagedObjectReference][]reconfigured{}}
+	vc.Sim.Intercept(func(_ *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+		req, ok := m.Body.(*types.ReconfigVM_Task)
+		if !ok {
+			return nil, nil
+		}
+		var rc reconfigured
+		for _, c := range req.Spec.DeviceChange {
+			_, card := c.GetVirtualDeviceConfigSpec().Device.(types.BaseVirtualEthernetCard)
+			rc.adapters = rc.adapters || card
+		}
+		for _, o := range req.Spec.ExtraConfig {
+			rc.guestinfo = rc.guestinfo || strings.HasPrefix(o.GetOptionValue().Key, "guestinfo.")
+		}
+		if rc.adapters || rc.guestinfo {
+			r.mu.Lock()
+			r.byVM[m.This] = append(r.byVM[m.This], rc)
+			r.mu.Unlock()
+		}
+		return nil, nil
+	})
+	t.Cleanup(func() { vc.Sim.Intercept(nil) })
+	return r
+}
+
+func (r *reconfigures) of(vm types.ManagedObjectReference) []reconfigured {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.byVM[vm])
+}

@@ -21,6 +21,7 @@ type wantNIC struct {
 	adapter string // vSphere type, e.g. VirtualE1000
 	network string // vSphere network name
 	backing types.BaseVirtualDeviceBackingInfo
+	mac     string // of the adapter when it is added (mac.go)
 }
 
 // classAdapters lists the network adapter types a class ConfigSpec (raw vSphere JSON with
@@ -62,8 +63,8 @@ func adapterPrototype(typeName string) types.BaseVirtualDevice {
 	return nil
 }
 
-// newAdapter is a new adapter of the type, on the backing, connected at power-on, with a
-// MAC address vCenter generates.
+// newAdapter is a new adapter of the type, on the backing, connected at power-on, with
+// the MAC address the service claimed for it.
 func newAdapter(w wantNIC, key int32) types.BaseVirtualDevice {
 	proto := adapterPrototype(w.adapter)
 	if proto == nil {
@@ -73,7 +74,7 @@ func newAdapter(w wantNIC, key int32) types.BaseVirtualDevice {
 	card := d.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
 	card.Key = key
 	card.Backing = w.backing
-	card.AddressType = string(types.VirtualEthernetCardMacTypeGenerated)
+	card.AddressType, card.MacAddress = string(types.VirtualEthernetCardMacTypeManual), w.mac
 	card.Connectable = &types.VirtualDeviceConnectInfo{StartConnected: true, AllowGuestControl: true, Connected: true}
 	return d
 }
@@ -88,38 +89,45 @@ func adapters(devices []types.BaseVirtualDevice) []types.BaseVirtualDevice {
 	return out
 }
 
-// nicChanges are the device changes that make the adapters have match want, in order:
-// a backing on the wrong network is changed in place; from the first adapter of the
-// wrong type on, the adapters are removed and added again in order (so device key order
-// keeps standing for interface order), but only while the VM is powered off, otherwise
-// problem says so; adapters beyond the interfaces are removed, missing ones added.
-func nicChanges(have []types.BaseVirtualDevice, want []wantNIC, poweredOff bool) (changes []types.BaseVirtualDeviceConfigSpec, problem string) {
+// keptAdapters says how many of the adapters stay to stand for the first interfaces:
+// all that both have, up to the first adapter of the wrong type, which is removed with
+// those after it and added again in order (so device key order keeps standing for
+// interface order), but only while the VM is powered off, otherwise problem says so.
+func keptAdapters(have []types.BaseVirtualDevice, want []wantNIC, poweredOff bool) (keep int, problem string) {
 	n := min(len(have), len(want))
-	keep := n
 	for i := range n {
 		if got := adapterType(have[i]); got != want[i].adapter {
 			if poweredOff {
-				keep = i
-			} else {
-				problem = fmt.Sprintf("the adapter of %s is a %s, the class asks for a %s: it is replaced while the VM is powered off", want[i].iface, got, want[i].adapter)
+				return i, ""
 			}
-			break
+			return n, fmt.Sprintf("the adapter of %s is a %s, the class asks for a %s: it is replaced while the VM is powered off", want[i].iface, got, want[i].adapter)
 		}
 	}
+	return n, ""
+}
+
+// nicChanges are the device changes that make the adapters match want, keeping
+// have[:keep] (keptAdapters): a kept adapter on the wrong network is changed in place,
+// the adapters after them are removed and want[keep:] added. after are the adapters
+// once the changes are made, in interface order.
+func nicChanges(have []types.BaseVirtualDevice, want []wantNIC, keep int) (changes []types.BaseVirtualDeviceConfigSpec, after []types.BaseVirtualDevice) {
 	for i := range keep {
 		card := have[i].(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
 		if !sameNetwork(card.Backing, want[i].backing) {
 			card.Backing = want[i].backing
 			changes = append(changes, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: have[i]})
 		}
+		after = append(after, have[i])
 	}
 	for i := keep; i < len(have); i++ {
 		changes = append(changes, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationRemove, Device: have[i]})
 	}
 	for i := keep; i < len(want); i++ {
-		changes = append(changes, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationAdd, Device: newAdapter(want[i], int32(-1-i))})
+		d := newAdapter(want[i], int32(-1-i))
+		changes = append(changes, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationAdd, Device: d})
+		after = append(after, d)
 	}
-	return changes, problem
+	return changes, after
 }
 
 // sameNetwork tells whether an adapter's backing is the wanted network.

@@ -49,12 +49,13 @@ func TestNICChanges(t *testing.T) {
 		return d
 	}
 	want := func(adapter string, b types.BaseVirtualDeviceBackingInfo) wantNIC {
-		return wantNIC{iface: "eth0", adapter: adapter, backing: b}
+		return wantNIC{iface: "eth0", adapter: adapter, backing: b, mac: "00:50:56:00:00:07"}
 	}
 	type change struct {
 		Op   types.VirtualDeviceConfigSpecOperation
 		Key  int32
 		Kind string
+		MAC  string // of an added adapter
 	}
 	tests := []struct {
 		name       string
@@ -66,32 +67,47 @@ func TestNICChanges(t *testing.T) {
 	}{
 		{"matches", []types.BaseVirtualDevice{card(&types.VirtualVmxnet3{}, 4000, vmNet)}, []wantNIC{want("VirtualVmxnet3", vmNet)}, true, nil, false},
 		{"other network", []types.BaseVirtualDevice{card(&types.VirtualVmxnet3{}, 4000, otherNet)}, []wantNIC{want("VirtualVmxnet3", vmNet)}, false,
-			[]change{{types.VirtualDeviceConfigSpecOperationEdit, 4000, "VirtualVmxnet3"}}, false},
+			[]change{{types.VirtualDeviceConfigSpecOperationEdit, 4000, "VirtualVmxnet3", ""}}, false},
 		{"missing", nil, []wantNIC{want("VirtualE1000", vmNet)}, false,
-			[]change{{types.VirtualDeviceConfigSpecOperationAdd, -1, "VirtualE1000"}}, false},
+			[]change{{types.VirtualDeviceConfigSpecOperationAdd, -1, "VirtualE1000", "00:50:56:00:00:07"}}, false},
 		{"extra", []types.BaseVirtualDevice{card(&types.VirtualVmxnet3{}, 4000, vmNet)}, nil, false,
-			[]change{{types.VirtualDeviceConfigSpecOperationRemove, 4000, "VirtualVmxnet3"}}, false},
+			[]change{{types.VirtualDeviceConfigSpecOperationRemove, 4000, "VirtualVmxnet3", ""}}, false},
 		{"wrong type while off: replaced with the ones after it", []types.BaseVirtualDevice{
 			card(&types.VirtualVmxnet3{}, 4000, vmNet), card(&types.VirtualVmxnet3{}, 4001, vmNet),
 		}, []wantNIC{want("VirtualE1000", vmNet), want("VirtualVmxnet3", vmNet)}, true, []change{
-			{types.VirtualDeviceConfigSpecOperationRemove, 4000, "VirtualVmxnet3"},
-			{types.VirtualDeviceConfigSpecOperationRemove, 4001, "VirtualVmxnet3"},
-			{types.VirtualDeviceConfigSpecOperationAdd, -1, "VirtualE1000"},
-			{types.VirtualDeviceConfigSpecOperationAdd, -2, "VirtualVmxnet3"},
+			{types.VirtualDeviceConfigSpecOperationRemove, 4000, "VirtualVmxnet3", ""},
+			{types.VirtualDeviceConfigSpecOperationRemove, 4001, "VirtualVmxnet3", ""},
+			{types.VirtualDeviceConfigSpecOperationAdd, -1, "VirtualE1000", "00:50:56:00:00:07"},
+			{types.VirtualDeviceConfigSpecOperationAdd, -2, "VirtualVmxnet3", "00:50:56:00:00:07"},
 		}, false},
 		{"wrong type while on: left, said", []types.BaseVirtualDevice{card(&types.VirtualVmxnet3{}, 4000, vmNet)},
 			[]wantNIC{want("VirtualE1000", vmNet)}, false, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			changes, problem := nicChanges(tt.have, tt.want, tt.off)
+			keep, problem := keptAdapters(tt.have, tt.want, tt.off)
+			changes, after := nicChanges(tt.have, tt.want, keep)
 			var got []change
 			for _, c := range changes {
 				s := c.GetVirtualDeviceConfigSpec()
-				got = append(got, change{s.Operation, s.Device.GetVirtualDevice().Key, adapterType(s.Device)})
+				var mac string
+				if s.Operation == types.VirtualDeviceConfigSpecOperationAdd {
+					mac = s.Device.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().MacAddress
+				}
+				got = append(got, change{s.Operation, s.Device.GetVirtualDevice().Key, adapterType(s.Device), mac})
 			}
 			if diff := cmp.Diff(tt.changes, got); diff != "" {
 				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			// after stands for the interfaces in order: one adapter each, of the wanted type
+			// unless the VM is on and the replacement waits.
+			if len(after) != len(tt.want) {
+				t.Fatalf("%d adapters after the changes, want %d", len(after), len(tt.want))
+			}
+			for i, d := range after {
+				if adapterType(d) != tt.want[i].adapter && !tt.hasProblem {
+					t.Errorf("adapter %d after the changes is a %s, want %s", i, adapterType(d), tt.want[i].adapter)
+				}
 			}
 			if (problem != "") != tt.hasProblem {
 				t.Errorf("problem = %q, want one: %v", problem, tt.hasProblem)
