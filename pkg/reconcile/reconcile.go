@@ -41,6 +41,13 @@ type Meta struct {
 // part and returns Released.
 func (o Object) Deleting() bool { return o.Meta.DeletionTimestamp != "" }
 
+// released reports that service finished its part of the object's deletion: a deletion
+// is not undone, so a later change (another owner's slice, an edit of the deleting
+// object) has nothing left for it to do.
+func (o Object) released(service string) bool {
+	return o.Deleting() && o.Slices[service].Released
+}
+
 // Result is the service's whole slice for the object.
 type Result struct {
 	Status   any  // this service's part of .status; nil for none
@@ -217,10 +224,10 @@ func (l *loop) enqueueAll(ctx context.Context, filter string) error {
 
 // reconcile reads the latest spec and slices, reconciles and publishes the slice. A
 // tombstone or a missing object needs nothing: the gateway only removes objects that
-// every owner released.
+// every owner released; nor does one this service released, whatever changed since.
 func (l *loop) reconcile(ctx context.Context, ref events.Ref) error {
 	o, found, err := readObject(ctx, l.js, l.cfg, ref)
-	if err != nil || !found {
+	if err != nil || !found || o.released(l.cfg.Service) {
 		return err
 	}
 	res, err := l.f(ctx, o)

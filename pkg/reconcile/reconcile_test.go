@@ -70,3 +70,49 @@ func waitSlice(t *testing.T, js jetstream.JetStream, ok func(events.Slice) bool)
 		time.Sleep(10 * time.Millisecond) // poll interval of a deadline-bounded wait
 	}
 }
+
+// A service that released a deleting object is done with it: a later change reconciles
+// nothing, while an object it has not released yet is still reconciled.
+func TestReleasedObjectIsNotReconciledAgain(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	if err := events.Setup(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	release := atomic.Bool{}
+	tr := reconcile.NewTrigger(js, reconcile.Config{Service: "placement", Plural: "virtualmachines"},
+		func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
+			calls.Add(1)
+			return reconcile.Result{Status: map[string]any{"seen": o.Meta.Generation}, Released: o.Deleting() && release.Load()}, nil
+		})
+	reconcileNow := func() int32 {
+		tr.Request(ctx, vmRef)
+		tr.Wait()
+		return calls.Load()
+	}
+	deleting := func(annotation string) string {
+		return `{"metadata":{"uid":"u1","generation":2,"deletionTimestamp":"2026-11-22T00:00:00Z","annotations":{"a":"` + annotation + `"}}}`
+	}
+	seq, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, []byte(deleting("1")), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := reconcileNow(); n != 1 {
+		t.Fatalf("%d reconciles of the deleting object, want 1", n)
+	}
+	if n := reconcileNow(); n != 2 {
+		t.Fatalf("%d reconciles of the deleting object not released yet, want 2", n)
+	}
+	release.Store(true)
+	if n := reconcileNow(); n != 3 {
+		t.Fatalf("%d reconciles, want the third to release", n)
+	}
+	waitSlice(t, js, func(s events.Slice) bool { return s.Released })
+	if _, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, []byte(deleting("2")), seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := reconcileNow(); n != 3 {
+		t.Errorf("%d reconciles after the release and an edit, want still 3", n)
+	}
+}
