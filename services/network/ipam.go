@@ -20,11 +20,12 @@ import (
 // hash of "<vm uid>/<interface name>" and wrapping around. The first candidate that can
 // be claimed is taken. A claim is a key in the IPAM bucket (events.BucketIPAM) named by
 // the address and holding "<vm uid>/<interface name>" (adapters' MAC addresses are
-// claimed there the same way, mac.go): creating it fails when the key
-// exists, so concurrent reconciles and replicas never share an address, and a holder
-// that finds its own claim (a redelivery, a crash before its slice was published) keeps
-// it. Deleting the VM releases its claims. vcsim guests report no address, so the claimed
-// one is also what status.network.primaryIP4 shows.
+// claimed there the same way, mac.go): creating it fails when the key exists, so
+// concurrent reconciles and replicas never share an address, and a holder that finds its
+// own claim (a redelivery, a crash before its slice was published) keeps it. Deleting the
+// VM releases its claims, found through the "held.<vm uid>.<address>" entries beside
+// them. vcsim guests report no address, so the claimed one is also what
+// status.network.primaryIP4 shows.
 
 // pool is one network's address pool.
 type pool struct {
@@ -123,45 +124,73 @@ func (a *allocator) claimFirst(ctx context.Context, holder string, n uint64, key
 	return 0, errPoolExhausted
 }
 
-// take claims key for holder; false when another holder has it.
+// take claims key for holder; false when another holder has it. The claim is recorded
+// under the holder's VM first (indexKey), so that release finds it by reading that VM's
+// entries only; a crash between the two leaves an entry release skips, never a claim it
+// cannot find.
 func (a *allocator) take(ctx context.Context, key, holder string) (bool, error) {
-	_, err := a.kv.Create(ctx, key, []byte(holder))
+	e, err := a.kv.Get(ctx, key)
+	switch {
+	case err == nil:
+		return string(e.Value()) == holder, nil
+	case !errors.Is(err, jetstream.ErrKeyNotFound):
+		return false, fmt.Errorf("read claim %s: %w", key, err)
+	}
+	index := indexKey(holder, key)
+	if _, err := a.kv.Put(ctx, index, []byte(holder)); err != nil {
+		return false, fmt.Errorf("record claim %s: %w", key, err)
+	}
+	_, err = a.kv.Create(ctx, key, []byte(holder))
 	if err == nil {
 		return true, nil
 	}
 	if !errors.Is(err, jetstream.ErrKeyExists) && !isWrongRevision(err) {
 		return false, fmt.Errorf("claim %s: %w", key, err)
 	}
-	e, err := a.kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return a.take(ctx, key, holder) // released meanwhile
+	// Someone claimed it meanwhile: ours (a concurrent reconcile) or another holder's.
+	ok, err := a.take(ctx, key, holder)
+	if err == nil && !ok {
+		err = a.kv.Delete(ctx, index)
 	}
-	if err != nil {
-		return false, fmt.Errorf("read claim %s: %w", key, err)
-	}
-	return string(e.Value()) == holder, nil
+	return ok, err
+}
+
+// indexKey records holder's claim of key under its VM: "held.<vm uid>.<key>".
+func indexKey(holder, key string) string {
+	uid, _, _ := strings.Cut(holder, "/")
+	return "held." + uid + "." + key
 }
 
 // release gives up every address held by the VM uid.
 func (a *allocator) release(ctx context.Context, uid string) error {
-	w, err := a.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	prefix := "held." + uid + "."
+	w, err := a.kv.Watch(ctx, prefix+">", jetstream.IgnoreDeletes())
 	if err != nil {
-		return fmt.Errorf("read claims: %w", err)
+		return fmt.Errorf("read claims of %s: %w", uid, err)
 	}
 	defer func() { _ = w.Stop() }()
-	var mine []jetstream.KeyValueEntry
+	var held []string
 	for e := range w.Updates() {
 		if e == nil {
 			break // the current values have all been delivered
 		}
-		if strings.HasPrefix(string(e.Value()), uid+"/") {
-			mine = append(mine, e)
-		}
+		held = append(held, e.Key())
 	}
-	for _, e := range mine {
-		err := a.kv.Delete(ctx, e.Key(), jetstream.LastRevision(e.Revision()))
-		if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) && !isWrongRevision(err) {
-			return fmt.Errorf("release %s: %w", e.Key(), err)
+	for _, index := range held {
+		key := strings.TrimPrefix(index, prefix)
+		e, err := a.kv.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+		case err != nil:
+			return fmt.Errorf("read claim %s: %w", key, err)
+		case strings.HasPrefix(string(e.Value()), uid+"/"):
+			err := a.kv.Delete(ctx, key, jetstream.LastRevision(e.Revision()))
+			if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) && !isWrongRevision(err) {
+				return fmt.Errorf("release %s: %w", key, err)
+			}
+		}
+		if err := a.kv.Delete(ctx, index); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return fmt.Errorf("release %s: %w", index, err)
 		}
 	}
 	return nil

@@ -100,4 +100,23 @@ func TestClaims(t *testing.T) {
 	if e, err := kv.Get(ctx, bFirst.String()); err != nil || string(e.Value()) != "someone/eth0" {
 		t.Errorf("another holder's claim of %s was touched: %v", bFirst, err)
 	}
+
+	// An entry left by a crash between recording a claim and making it, for an address
+	// another holder has, does not release that address; releasing clears the entries.
+	if _, err := kv.Put(ctx, indexKey(holder("vm-d", "eth0"), bFirst.String()), []byte(holder("vm-d", "eth0"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.release(ctx, "vm-d"); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := kv.Get(ctx, bFirst.String()); err != nil || string(e.Value()) != "someone/eth0" {
+		t.Errorf("a stale entry released another holder's claim of %s: %v", bFirst, err)
+	}
+	for _, uid := range []string{"vm-a", "vm-c", "vm-d"} { // vm-b claimed again after its release
+		if keys, err := kv.ListKeysFiltered(ctx, "held."+uid+".>"); err == nil {
+			for k := range keys.Keys() {
+				t.Errorf("entry %s left after %s released its addresses", k, uid)
+			}
+		}
+	}
 }
