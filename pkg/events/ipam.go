@@ -9,8 +9,7 @@ import (
 
 // BucketIPAM is the key-value bucket in which the network service claims IP and MAC
 // addresses: one key per address (e.g. "192.168.0.7", "00-50-56-0a-1b-2c"), whose value
-// names the holder, and one "held.<vm uid>.<address>" per claim, by which a VM's claims
-// are found. Creating a key fails when it exists, so two reconciles (or two replicas)
+// names the holder, and per VM a "held.<vm uid>" listing the addresses it claimed. Creating a key fails when it exists, so two reconciles (or two replicas)
 // never hand out the same address, and a holder that finds its own claim after a crash
 // keeps it.
 const BucketIPAM = "vmop-ipam"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,8 +24,7 @@ import (
 // claimed there the same way, mac.go): creating it fails when the key exists, so
 // concurrent reconciles and replicas never share an address, and a holder that finds its
 // own claim (a redelivery, a crash before its slice was published) keeps it. Deleting the
-// VM releases its claims, found through the "held.<vm uid>.<address>" entries beside
-// them. vcsim guests report no address, so the claimed one is also what
+// VM releases its claims, found in the record "held.<vm uid>" that lists them. vcsim guests report no address, so the claimed one is also what
 // status.network.primaryIP4 shows.
 
 // pool is one network's address pool.
@@ -125,9 +125,9 @@ func (a *allocator) claimFirst(ctx context.Context, holder string, n uint64, key
 }
 
 // take claims key for holder; false when another holder has it. The claim is recorded
-// under the holder's VM first (indexKey), so that release finds it by reading that VM's
-// entries only; a crash between the two leaves an entry release skips, never a claim it
-// cannot find.
+// under the holder's VM first (record), so that release finds the VM's claims with one
+// read; a crash between the two leaves a record release skips, never a claim it cannot
+// find.
 func (a *allocator) take(ctx context.Context, key, holder string) (bool, error) {
 	e, err := a.kv.Get(ctx, key)
 	switch {
@@ -136,9 +136,9 @@ func (a *allocator) take(ctx context.Context, key, holder string) (bool, error) 
 	case !errors.Is(err, jetstream.ErrKeyNotFound):
 		return false, fmt.Errorf("read claim %s: %w", key, err)
 	}
-	index := indexKey(holder, key)
-	if _, err := a.kv.Put(ctx, index, []byte(holder)); err != nil {
-		return false, fmt.Errorf("record claim %s: %w", key, err)
+	uid, _, _ := strings.Cut(holder, "/")
+	if err := a.record(ctx, uid, key); err != nil {
+		return false, err
 	}
 	_, err = a.kv.Create(ctx, key, []byte(holder))
 	if err == nil {
@@ -147,37 +147,44 @@ func (a *allocator) take(ctx context.Context, key, holder string) (bool, error) 
 	if !errors.Is(err, jetstream.ErrKeyExists) && !isWrongRevision(err) {
 		return false, fmt.Errorf("claim %s: %w", key, err)
 	}
-	// Someone claimed it meanwhile: ours (a concurrent reconcile) or another holder's.
-	ok, err := a.take(ctx, key, holder)
-	if err == nil && !ok {
-		err = a.kv.Delete(ctx, index)
-	}
-	return ok, err
+	return a.take(ctx, key, holder) // claimed meanwhile: by a concurrent reconcile, or another holder
 }
 
-// indexKey records holder's claim of key under its VM: "held.<vm uid>.<key>".
-func indexKey(holder, key string) string {
-	uid, _, _ := strings.Cut(holder, "/")
-	return "held." + uid + "." + key
+// heldKey names the record of the keys the VM uid claimed, one per line.
+func heldKey(uid string) string { return "held." + uid }
+
+// record adds key to the VM's record of its claims.
+func (a *allocator) record(ctx context.Context, uid, key string) error {
+	for {
+		e, err := a.kv.Get(ctx, heldKey(uid))
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			_, err = a.kv.Create(ctx, heldKey(uid), []byte(key))
+		case err != nil:
+		case slices.Contains(strings.Split(string(e.Value()), "\n"), key):
+			return nil
+		default:
+			_, err = a.kv.Update(ctx, heldKey(uid), append(e.Value(), "\n"+key...), e.Revision())
+		}
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) && !isWrongRevision(err) {
+			return fmt.Errorf("record claim %s of %s: %w", key, uid, err)
+		}
+	}
 }
 
 // release gives up every address held by the VM uid.
 func (a *allocator) release(ctx context.Context, uid string) error {
-	prefix := "held." + uid + "."
-	w, err := a.kv.Watch(ctx, prefix+">", jetstream.IgnoreDeletes())
+	rec, err := a.kv.Get(ctx, heldKey(uid))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("read claims of %s: %w", uid, err)
 	}
-	defer func() { _ = w.Stop() }()
-	var held []string
-	for e := range w.Updates() {
-		if e == nil {
-			break // the current values have all been delivered
-		}
-		held = append(held, e.Key())
-	}
-	for _, index := range held {
-		key := strings.TrimPrefix(index, prefix)
+	for key := range strings.SplitSeq(string(rec.Value()), "\n") {
 		e, err := a.kv.Get(ctx, key)
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
@@ -189,9 +196,11 @@ func (a *allocator) release(ctx context.Context, uid string) error {
 				return fmt.Errorf("release %s: %w", key, err)
 			}
 		}
-		if err := a.kv.Delete(ctx, index); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-			return fmt.Errorf("release %s: %w", index, err)
-		}
+	}
+	// A claim recorded since the read stays with its record for the next release.
+	err = a.kv.Delete(ctx, heldKey(uid), jetstream.LastRevision(rec.Revision()))
+	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) && !isWrongRevision(err) {
+		return fmt.Errorf("release the claims of %s: %w", uid, err)
 	}
 	return nil
 }

@@ -1,7 +1,11 @@
 package network
 
 import (
+	"fmt"
 	"net/netip"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -101,22 +105,51 @@ func TestClaims(t *testing.T) {
 		t.Errorf("another holder's claim of %s was touched: %v", bFirst, err)
 	}
 
-	// An entry left by a crash between recording a claim and making it, for an address
-	// another holder has, does not release that address; releasing clears the entries.
-	if _, err := kv.Put(ctx, indexKey(holder("vm-d", "eth0"), bFirst.String()), []byte(holder("vm-d", "eth0"))); err != nil {
+	// A record left by a crash between recording a claim and making it, of an address
+	// another holder has, does not release that address; releasing clears the records.
+	if err := a.record(ctx, "vm-d", bFirst.String()); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.release(ctx, "vm-d"); err != nil {
 		t.Fatal(err)
 	}
 	if e, err := kv.Get(ctx, bFirst.String()); err != nil || string(e.Value()) != "someone/eth0" {
-		t.Errorf("a stale entry released another holder's claim of %s: %v", bFirst, err)
+		t.Errorf("a stale record released another holder's claim of %s: %v", bFirst, err)
 	}
 	for _, uid := range []string{"vm-a", "vm-c", "vm-d"} { // vm-b claimed again after its release
-		if keys, err := kv.ListKeysFiltered(ctx, "held."+uid+".>"); err == nil {
-			for k := range keys.Keys() {
-				t.Errorf("entry %s left after %s released its addresses", k, uid)
-			}
+		if e, err := kv.Get(ctx, heldKey(uid)); err == nil {
+			t.Errorf("record %q left after %s released its addresses", e.Value(), uid)
 		}
+	}
+}
+
+// Claims recorded at once for one VM (replicas reconciling it together) all land in its
+// record.
+func TestRecordConcurrently(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	kv, err := events.IPAM(t.Context(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &allocator{kv: kv}
+	var wg sync.WaitGroup
+	want := make([]string, 8)
+	for i := range want {
+		want[i] = fmt.Sprintf("10.0.0.%d", i+1)
+		wg.Go(func() {
+			if err := a.record(t.Context(), "vm-a", want[i]); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	e, err := kv.Get(t.Context(), heldKey("vm-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(string(e.Value()), "\n")
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("record = %v, want %v", got, want)
 	}
 }
