@@ -113,7 +113,8 @@ func (st *benchStack) apiRound(b *testing.B, prefix string, n int) round {
 		names[i] = fmt.Sprintf("%s-%04d", prefix, i)
 	}
 	cpu := processCPU()
-	r := round{n: n, started: time.Now()}
+	started := time.Now()
+	r := round{n: n}
 	posted := make(map[string]time.Time, n)
 	var mu sync.Mutex
 	parallel(b, names, func(name string) error {
@@ -128,7 +129,7 @@ func (st *benchStack) apiRound(b *testing.B, prefix string, n int) round {
 		return nil
 	})
 	on := w.waitAll(b, "PoweredOn", names, func(v *watchedVM) time.Time { return v.on }, c)
-	r.create = on.Sub(r.started)
+	r.create = on.Sub(started)
 	r.createCPU = processCPU() - cpu
 	for _, name := range names {
 		r.toOn = append(r.toOn, w.get(name).on.Sub(posted[name]))

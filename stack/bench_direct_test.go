@@ -107,7 +107,8 @@ func (d *directPath) round(b *testing.B, prefix string, n int) round {
 		names[i] = fmt.Sprintf("%s-%04d", prefix, i)
 	}
 	cpu := processCPU()
-	r := round{n: n, started: time.Now()}
+	started := time.Now()
+	r := round{n: n}
 	vms := make(map[string]*object.VirtualMachine, n)
 	var mu sync.Mutex
 	zone := 0
@@ -127,7 +128,7 @@ func (d *directPath) round(b *testing.B, prefix string, n int) round {
 		mu.Unlock()
 		return nil
 	})
-	r.create = time.Since(r.started)
+	r.create = time.Since(started)
 	r.createCPU = processCPU() - cpu
 
 	deleteStart, cpu := time.Now(), processCPU()
