@@ -278,6 +278,9 @@ func readObject(ctx context.Context, js jetstream.JetStream, cfg Config, ref eve
 		if st.Slice.UID == o.Meta.UID {
 			o.Slices[svc] = st.Slice
 		}
+		if o.released(cfg.Service) {
+			break // nothing is reconciled: the inputs need no reading
+		}
 	}
 	return o, true, nil
 }
