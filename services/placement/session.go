@@ -2,20 +2,17 @@ package placement
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"time"
 
 	"github.com/vmware/govmomi"
-	"github.com/vmware/govmomi/session/keepalive"
 	"github.com/vmware/govmomi/vapi/rest"
 
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // session is the service's one vCenter login: SOAP for the inventory and tasks, and the
-// vAPI (REST) side the content library deploy and the zone tags need. The REST endpoints
-// do not accept the SOAP session, so the login is kept for them.
+// vAPI (REST) side the content library deploy and the zone tags need.
 type session struct {
 	c     *govmomi.Client
 	rest  *rest.Client
@@ -27,11 +24,10 @@ func openSession(ctx context.Context, u *url.URL) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := rest.NewClient(c.Client)
-	rc.Transport = keepalive.NewHandlerREST(rc, time.Minute, nil)
-	if err := rc.Login(ctx, u.User); err != nil {
+	rc, err := vcenter.LoginREST(ctx, c, u.User)
+	if err != nil {
 		_ = c.Logout(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("vapi login to %s: %w", u.Host, err)
+		return nil, err
 	}
 	return &session{c: c, rest: rc, login: u.User}, nil
 }
