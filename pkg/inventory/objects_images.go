@@ -44,29 +44,81 @@ func libraryImages(ctx context.Context, rc *rest.Client) ([]libraryImage, error)
 	m := library.NewManager(rc)
 	var out []libraryImage
 	for _, lib := range Libraries {
-		ids, err := m.FindLibrary(ctx, library.Find{Name: lib.Name, Type: "LOCAL"})
+		items, err := libraryItems(ctx, m, lib)
 		if err != nil {
-			return nil, fmt.Errorf("find library %s: %w", lib.Name, err)
+			return nil, err
 		}
-		if len(ids) != 1 {
-			return nil, fmt.Errorf("library %s: found %d, want 1 (is the inventory seeded?)", lib.Name, len(ids))
-		}
-		items, err := m.GetLibraryItems(ctx, ids[0])
-		if err != nil {
-			return nil, fmt.Errorf("items of library %s: %w", lib.Name, err)
-		}
-		slices.SortFunc(items, func(a, b library.Item) int { return strings.Compare(a.Name, b.Name) })
 		for _, item := range items {
-			img := libraryImage{library: lib, item: item}
-			if item.Type == library.ItemTypeOVF {
-				if img.env, err = readDescriptor(ctx, rc, m, item); err != nil {
-					return nil, err
-				}
+			img, err := loadImage(ctx, rc, m, lib, item)
+			if err != nil {
+				return nil, err
 			}
 			out = append(out, img)
 		}
 	}
 	return out, nil
+}
+
+// ImageStatus is the status of the image whose spec.providerRef is the content library
+// item name of kind providerKind (ContentLibraryItem: an item of the namespaces' library,
+// ClusterContentLibraryItem: of the cluster library), read from the item and, for an OVF,
+// its descriptor; found is false when no item has that name.
+func ImageStatus(ctx context.Context, rc *rest.Client, providerKind, name string) (status map[string]any, found bool, err error) {
+	scope := NamespaceScope
+	if providerKind == "ClusterContentLibraryItem" {
+		scope = ClusterScope
+	}
+	m := library.NewManager(rc)
+	for _, lib := range Libraries {
+		if lib.Scope != scope {
+			continue
+		}
+		items, err := libraryItems(ctx, m, lib)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, item := range items {
+			if providerName(lib, item.Name) != name {
+				continue
+			}
+			img, err := loadImage(ctx, rc, m, lib, item)
+			if err != nil {
+				return nil, false, err
+			}
+			status, _ := imageStatus(img.item, img.env)
+			return status, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// libraryItems lists the items of lib, by name.
+func libraryItems(ctx context.Context, m *library.Manager, lib ContentLibrary) ([]library.Item, error) {
+	ids, err := m.FindLibrary(ctx, library.Find{Name: lib.Name, Type: "LOCAL"})
+	if err != nil {
+		return nil, fmt.Errorf("find library %s: %w", lib.Name, err)
+	}
+	if len(ids) != 1 {
+		return nil, fmt.Errorf("library %s: found %d, want 1 (is the inventory seeded?)", lib.Name, len(ids))
+	}
+	items, err := m.GetLibraryItems(ctx, ids[0])
+	if err != nil {
+		return nil, fmt.Errorf("items of library %s: %w", lib.Name, err)
+	}
+	slices.SortFunc(items, func(a, b library.Item) int { return strings.Compare(a.Name, b.Name) })
+	return items, nil
+}
+
+// loadImage is the image of item, with its descriptor read when it is an OVF.
+func loadImage(ctx context.Context, rc *rest.Client, m *library.Manager, lib ContentLibrary, item library.Item) (libraryImage, error) {
+	img := libraryImage{library: lib, item: item}
+	if item.Type == library.ItemTypeOVF {
+		var err error
+		if img.env, err = readDescriptor(ctx, rc, m, item); err != nil {
+			return img, err
+		}
+	}
+	return img, nil
 }
 
 // readDescriptor downloads and parses the item's .ovf file through a download session.
