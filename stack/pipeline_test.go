@@ -154,6 +154,29 @@ func TestPipeline(t *testing.T) {
 		tp.waitPower("late-vm", "PoweredOn")
 	})
 
+	t.Run("a missing image is reported, and the VM is created once it appears", func(t *testing.T) {
+		// By spec.image: admission resolves an imageName, and refuses one that names nothing
+		// (api-rules IMG-4), while the existence of spec.image is a condition (§7.4).
+		tp.apply(`apiVersion: vmoperator.vmware.com/v1alpha5
+kind: VirtualMachine
+metadata:
+  name: late-image-vm
+spec:
+  className: my-vm-class
+  image: {kind: VirtualMachineImage, name: vmi-late}
+  storageClass: my-storage-class
+`, "")
+		tp.eventually("image condition NotFound", func() bool {
+			reason := tp.kubectl("get", "vm", "late-image-vm", "-n", "my-namespace", "-o",
+				`jsonpath={.status.conditions[?(@.type=="VirtualMachineImageReady")].reason}`)
+			return reason == "NotFound"
+		})
+		image := tp.kubectl("get", "vmi", "vmi-0a0044d7c690bcbea", "-n", "my-namespace", "-o", "yaml")
+		image = stripServerFields(strings.Replace(image, "name: vmi-0a0044d7c690bcbea", "name: vmi-late", 1))
+		tp.apply(image, "")
+		tp.waitPower("late-image-vm", "PoweredOn")
+	})
+
 	t.Run("killing placement and power during 20 creations loses and duplicates nothing", func(t *testing.T) {
 		var docs []string
 		for i := range 20 {

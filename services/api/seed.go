@@ -17,7 +17,10 @@ var seedUser = User{Name: ServicePrefix + "api", Groups: []string{GroupServices}
 // seed creates each object that does not exist yet, through normal admission, in order
 // (namespaces come first); a user's later changes are kept, a deleted seed object comes
 // back on the next start. An object's status (images' facts read from vCenter) is
-// published as the storage service's slice every time, since vCenter may have changed.
+// published as the storage service's slice every time, since vCenter may have changed:
+// the storage service owns images' status and publishes the same from their content
+// library items, for these and for images created later, but an image must resolve by
+// its display name (api-rules D9) from the first request on.
 func (s *server) seed(ctx context.Context, objs []map[string]any) error {
 	if err := s.rm.WaitCaughtUp(ctx); err != nil {
 		return err

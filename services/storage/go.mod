@@ -7,6 +7,7 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/vmop/vmop/pkg v0.0.0-00010101000000-000000000000
 	github.com/vmware/govmomi v0.56.0
+	golang.org/x/sync v0.24.0
 	k8s.io/apimachinery v0.37.2
 )
 

@@ -1,4 +1,5 @@
-// Package storage brings a VirtualMachine's controllers, disks and volumes in line with its spec and reports them in status.
+// Package storage brings a VirtualMachine's controllers, disks and volumes in line with its spec and reports them in status,
+// and reports each image's status from its content library item (images.go).
 //
 // Once placement reports the vSphere VM created, the service adds the storage controllers
 // spec.hardware names and the VM lacks, and reports status.volumes (the VM's disks),
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
@@ -49,12 +51,29 @@ func Run(ctx context.Context, cfg Config) error {
 		defer cancel()
 		_ = vc.Logout(ctx)
 	}()
+	rc, err := vcenter.LoginREST(ctx, vc, cfg.VCenterURL.User)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = rc.Logout(ctx)
+	}()
 	h := &handler{js: cfg.JetStream, vc: vc, now: time.Now}
-	return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
-		Service: model.ServiceStorage, Plural: "virtualmachines", Workers: 8,
-		Inputs:  []string{model.ServicePlacement},
-		Related: []string{"storageclasses"},
-		Resync:  resync,
-		Logger:  cfg.Logger,
-	}, h.reconcile)
+	images := &imageReconciler{rest: rc, now: time.Now}
+	// The loops run until ctx ends or one fails, which stops the others.
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
+			Service: model.ServiceStorage, Plural: "virtualmachines", Workers: 8,
+			Inputs:  []string{model.ServicePlacement},
+			Related: []string{"storageclasses"},
+			Resync:  resync,
+			Logger:  cfg.Logger,
+		}, h.reconcile)
+	})
+	g.Go(func() error { return images.run(ctx, cfg, pluralImages) })
+	g.Go(func() error { return images.run(ctx, cfg, pluralClusterImages) })
+	return g.Wait()
 }
