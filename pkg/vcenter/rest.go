@@ -22,3 +22,16 @@ func LoginREST(ctx context.Context, c *govmomi.Client, login *url.Userinfo) (*re
 	}
 	return rc, nil
 }
+
+// logoutTimeout is what a stopping service gives vCenter to end its sessions.
+const logoutTimeout = 5 * time.Second
+
+// Logout ends the sessions (SOAP or vAPI), within a few seconds even when ctx is done, as
+// it is when a service stops; a failure only leaves a session for vCenter to expire.
+func Logout(ctx context.Context, sessions ...interface{ Logout(context.Context) error }) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), logoutTimeout)
+	defer cancel()
+	for _, s := range sessions {
+		_ = s.Logout(ctx)
+	}
+}

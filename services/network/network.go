@@ -92,11 +92,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = vc.Logout(ctx)
-	}()
+	defer vcenter.Logout(ctx, vc)
 	h := &handler{
 		js: cfg.JetStream, vc: vc, ipam: &allocator{kv: kv, pools: pools}, now: time.Now,
 		backings: newBackings(vc, time.Now),

@@ -3,7 +3,6 @@ package placement
 import (
 	"context"
 	"net/url"
-	"time"
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/vapi/rest"
@@ -35,8 +34,5 @@ func openSession(ctx context.Context, u *url.URL) (*session, error) {
 // close logs out, which also stops the keep-alive loops; a failure only leaves sessions
 // for vCenter to expire.
 func (s *session) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = s.rest.Logout(ctx)
-	_ = s.c.Logout(ctx)
+	vcenter.Logout(context.Background(), s.rest, s.c)
 }

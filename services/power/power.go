@@ -71,7 +71,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		return err
 	}
-	defer cleanup(vc.Logout)
+	defer vcenter.Logout(ctx, vc)
 
 	r := newReconciler(cfg, vc, log)
 	rcfg := reconcileConfig(log)

@@ -46,20 +46,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = vc.Logout(ctx)
-	}()
+	defer vcenter.Logout(ctx, vc)
 	rc, err := vcenter.LoginREST(ctx, vc, cfg.VCenterURL.User)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = rc.Logout(ctx)
-	}()
+	defer vcenter.Logout(ctx, rc)
 	h := &handler{js: cfg.JetStream, vc: vc, now: time.Now}
 	images := &imageReconciler{rest: rc, now: time.Now}
 	// The loops run until ctx ends or one fails, which stops the others.
