@@ -27,7 +27,9 @@ import (
 // properties in one property-collector call, so a VM at rest costs one round trip:
 // services read their VM on every reconcile.
 func ReadVM(ctx context.Context, c *govmomi.Client, moref, instanceUUID string, props []string, dst *mo.VirtualMachine) (*object.VirtualMachine, error) {
-	props = append(slices.Clip(props), "config.instanceUuid")
+	if !slices.Contains(props, "config.instanceUuid") {
+		props = append(slices.Clip(props), "config.instanceUuid")
+	}
 	if moref != "" {
 		ref := types.ManagedObjectReference{Type: "VirtualMachine", Value: moref}
 		found, err := readSettled(ctx, c.Client, ref, props, dst)
