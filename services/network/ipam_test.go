@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/events/eventstest"
 )
@@ -35,11 +37,7 @@ func TestNewPools(t *testing.T) {
 // A holder gets the same address every time; an address held by another is skipped;
 // a previous address is kept; release frees exactly the VM's claims.
 func TestClaims(t *testing.T) {
-	js, _ := eventstest.JetStream(t)
-	kv, err := events.IPAM(t.Context(), js)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := ipamBucket(t)
 	pools, err := newPools(map[string]netip.Prefix{"net": netip.MustParsePrefix("10.1.0.0/29")})
 	if err != nil {
 		t.Fatal(err)
@@ -126,11 +124,7 @@ func TestClaims(t *testing.T) {
 // Claims recorded at once for one VM (replicas reconciling it together) all land in its
 // record.
 func TestRecordConcurrently(t *testing.T) {
-	js, _ := eventstest.JetStream(t)
-	kv, err := events.IPAM(t.Context(), js)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := ipamBucket(t)
 	a := &allocator{kv: kv}
 	var wg sync.WaitGroup
 	want := make([]string, 8)
@@ -152,4 +146,15 @@ func TestRecordConcurrently(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("record = %v, want %v", got, want)
 	}
+}
+
+// ipamBucket is the IPAM bucket in a fresh NATS of the test's own.
+func ipamBucket(t *testing.T) jetstream.KeyValue {
+	t.Helper()
+	js, _ := eventstest.JetStream(t)
+	kv, err := events.IPAM(t.Context(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
 }

@@ -1,11 +1,6 @@
 package network
 
-import (
-	"testing"
-
-	"github.com/vmop/vmop/pkg/events"
-	"github.com/vmop/vmop/pkg/events/eventstest"
-)
+import "testing"
 
 func TestMACRange(t *testing.T) {
 	for _, tt := range []struct {
@@ -29,11 +24,7 @@ func TestMACRange(t *testing.T) {
 // A holder gets the same MAC every time (a redelivery, a restart), another holder another
 // one; an adapter's previous MAC is kept while the holder can claim it.
 func TestClaimMAC(t *testing.T) {
-	js, _ := eventstest.JetStream(t)
-	kv, err := events.IPAM(t.Context(), js)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := ipamBucket(t)
 	a := &allocator{kv: kv}
 	ctx := t.Context()
 	first, err := a.claimMAC(ctx, holder("vm-a", "eth0"), "")
