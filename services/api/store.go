@@ -55,6 +55,9 @@ func (w *specWriter) append(ctx context.Context, t target, op string, obj map[st
 		return 0, apierrors.NewConflict(t.gr(), t.Name,
 			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	}
+	if tooBig := payloadTooLarge(err); tooBig != nil {
+		return 0, tooBig
+	}
 	if err != nil {
 		return 0, fmt.Errorf("append spec of %s: %w", t.ref(), err)
 	}

@@ -68,6 +68,9 @@ func (s *server) createObject(ctx context.Context, t target, r *admitRequest) (u
 	m["uid"] = uuid.NewString()
 	m["creationTimestamp"] = time.Now().UTC().Format(time.RFC3339)
 	m["generation"] = 1
+	if err := s.checkSize(obj); err != nil {
+		return 0, err
+	}
 	if r.DryRun {
 		return 0, nil
 	}
@@ -178,6 +181,9 @@ func (s *server) replaceAs(c echo.Context, t target, obj map[string]any, dry boo
 	}
 	if !sameContent(obj, old) {
 		metadata(obj)["generation"] = generation(old) + 1
+	}
+	if err := s.checkSize(obj); err != nil {
+		return err
 	}
 	if dry {
 		return writeHubObject(c, t, http.StatusOK, obj)
