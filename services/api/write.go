@@ -248,13 +248,6 @@ func (s *server) respondStored(c echo.Context, t target, seq uint64, code int) e
 	return writeObject(c, t, code, obj.JSON)
 }
 
-// setWarnings sends admission warnings the way the apiserver does (kubectl prints them).
-func setWarnings(c echo.Context, warnings []string) {
-	for _, w := range warnings {
-		c.Response().Header().Add("Warning", fmt.Sprintf("299 - %q", w))
-	}
-}
-
 func namespaceTarget(name string) target {
 	t, _ := parseTarget("/api/v1/namespaces/" + name)
 	return t
