@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -31,7 +32,20 @@ type Config struct {
 	Seed            []map[string]any // objects ensured on start (the seeded inventory)
 	Namespaces      NamespaceSettings
 	Logger          *slog.Logger
+	// RequestTimeout bounds reading a request and writing its response (default 60s, as
+	// kube-apiserver's request timeout); a watch runs until its timeoutSeconds instead,
+	// each of its writes bounded by it.
+	RequestTimeout time.Duration
+	// MaxWatchesPerUser is how many watches one user may have open (default 100); more
+	// are 429 Too Many Requests.
+	MaxWatchesPerUser int
 }
+
+// Defaults of Config's bounds.
+const (
+	defaultRequestTimeout    = 60 * time.Second
+	defaultMaxWatchesPerUser = 100
+)
 
 // Run serves the API until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
@@ -62,6 +76,9 @@ func Run(ctx context.Context, cfg Config) error {
 		rm:    rm,
 		admit: newAdmission(rm, cfg.Namespaces),
 		log:   log,
+
+		requestTimeout: cmp.Or(cfg.RequestTimeout, defaultRequestTimeout),
+		watches:        newWatchLimit(cmp.Or(cfg.MaxWatchesPerUser, defaultMaxWatchesPerUser)),
 	}
 	(&finalizer{specs: specs, rm: rm, log: log}).run(ctx)
 	defer startAnnouncer(ctx, cancel, cfg.JetStream, rm, cfg.DataDir, log)()
@@ -87,7 +104,10 @@ func (s *server) serve(ctx context.Context, cfg Config) error {
 	srv := &http.Server{
 		Handler:           otelhttp.NewHandler(s.routes(), "vmop-api"),
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, s.requestTimeout),
+		ReadTimeout:       s.requestTimeout,
+		WriteTimeout:      s.requestTimeout,
+		IdleTimeout:       2 * s.requestTimeout,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ServeTLS(ln, "", "") }()
