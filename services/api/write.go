@@ -23,6 +23,7 @@ func (s *server) create(c echo.Context, t target) error {
 	if err := identify(obj, &t); err != nil {
 		return err
 	}
+	c.Set(auditNameKey, t.Name)
 	dry, err := dryRun(c)
 	if err != nil {
 		return err
