@@ -30,9 +30,9 @@ const (
 )
 
 var testTokens = api.TokensFile{Users: []api.User{
-	{Name: "admin", Token: adminToken, Groups: []string{api.GroupMasters}},
-	{Name: "user", Token: userToken, Namespaces: []string{"default", "my-namespace"}},
-	{Name: api.ServicePrefix + "placement", Token: serviceToken, Groups: []string{api.GroupServices}},
+	{Name: "admin", TokenHash: api.HashToken(adminToken), Groups: []string{api.GroupMasters}},
+	{Name: "user", TokenHash: api.HashToken(userToken), Namespaces: []string{"default", "my-namespace"}},
+	{Name: api.ServicePrefix + "placement", TokenHash: api.HashToken(serviceToken), Groups: []string{api.GroupServices}},
 }}
 
 // seedNamespaces are the objects every gateway under test starts with.

@@ -22,11 +22,13 @@ import (
 
 // Config is everything the gateway needs; the stack fills it from the environment.
 type Config struct {
-	Listener        net.Listener // where to serve HTTPS; Addr is used when nil
-	Addr            string
-	DataDir         string // holds the read model
-	Certs           Certificates
-	Tokens          TokensFile
+	Listener net.Listener // where to serve HTTPS; Addr is used when nil
+	Addr     string
+	DataDir  string // holds the read model
+	Certs    Certificates
+	Tokens   TokensFile // the callers, when TokensPath is ""
+	// TokensPath is the tokens file: read at start and again whenever it changes.
+	TokensPath      string
 	PrivilegedUsers []string
 	JetStream       jetstream.JetStream
 	Seed            []map[string]any // objects ensured on start (the seeded inventory)
@@ -69,9 +71,15 @@ func Run(ctx context.Context, cfg Config) error {
 	defer cancel(nil)
 	go func() { cancel(rm.Fold(ctx, cfg.JetStream)) }()
 
+	tokens, loaded := cfg.Tokens, []byte(nil)
+	if cfg.TokensPath != "" {
+		if tokens, loaded, err = loadTokensFile(cfg.TokensPath); err != nil {
+			return err
+		}
+	}
 	specs := &specWriter{js: cfg.JetStream}
 	s := &server{
-		auth:  &authenticator{users: cfg.Tokens.Users, privilegedUsers: cfg.PrivilegedUsers},
+		auth:  newAuthenticator(tokens, cfg.PrivilegedUsers),
 		specs: specs,
 		rm:    rm,
 		admit: newAdmission(rm, cfg.Namespaces),
@@ -79,6 +87,9 @@ func Run(ctx context.Context, cfg Config) error {
 
 		requestTimeout: cmp.Or(cfg.RequestTimeout, defaultRequestTimeout),
 		watches:        newWatchLimit(cmp.Or(cfg.MaxWatchesPerUser, defaultMaxWatchesPerUser)),
+	}
+	if cfg.TokensPath != "" {
+		go s.auth.reloadTokens(ctx, cfg.TokensPath, loaded, log)
 	}
 	(&finalizer{specs: specs, rm: rm, log: log}).run(ctx)
 	defer startAnnouncer(ctx, cancel, cfg.JetStream, rm, cfg.DataDir, log)()
