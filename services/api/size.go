@@ -23,21 +23,33 @@ func (s *server) maxObjectBytes() int {
 }
 
 // checkSize refuses, with 413 as Kubernetes answers an object too large for etcd, an
-// object whose record or event would not fit in a NATS message.
-func (s *server) checkSize(obj map[string]any) error {
+// object whose record or event would not fit in a NATS message. statusBytes is the
+// size of the status the services reported so far, which its events carry too.
+func (s *server) checkSize(obj map[string]any, statusBytes int) error {
 	body, err := json.Marshal(obj)
 	if err != nil {
 		return fmt.Errorf("encode object: %w", err)
 	}
-	if limit := s.maxObjectBytes(); len(body) > limit {
-		return tooLarge(len(body), limit)
+	if size, limit := len(body)+statusBytes, s.maxObjectBytes(); size > limit {
+		return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
+			"the object is %d bytes of JSON with its status; at most %d fit in a NATS message together with its event", size, limit))
 	}
 	return nil
 }
 
-func tooLarge(size, limit int) error {
-	return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
-		"the object is %d bytes of JSON; at most %d fit in a NATS message together with its event", size, limit))
+// statusBytes is the size of the status t's object has in the read model (0 without).
+func (s *server) statusBytes(t target) int {
+	stored, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
+	if err != nil {
+		return 0 // not folded yet: the reserve covers a status that new
+	}
+	var parts struct {
+		Status json.RawMessage `json:"status"`
+	}
+	if json.Unmarshal(stored.JSON, &parts) != nil {
+		return 0
+	}
+	return len(parts.Status)
 }
 
 // payloadTooLarge turns NATS' refusal of a message too large into a 413: the last guard

@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -9,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/model"
 )
 
 // copyBomb is a JSON patch of n copy operations that alternate between two objects under
@@ -146,5 +151,37 @@ func TestObjectsTooLargeForNATSAre413(t *testing.T) {
 	allowed := "[" + strings.TrimSuffix(strings.Repeat(`{"op":"test","path":"/kind","value":"VirtualMachineClass"},`, 10000), ",") + "]"
 	if code, body := g.do("PATCH", classes+"/my-vm-class", adminToken, allowed, "Content-Type", "application/json-patch+json"); code != http.StatusOK {
 		t.Errorf("10,000 operations: %d %.300s, want 200", code, body)
+	}
+}
+
+// An object's events carry its status too: a spec change that would fit alone but not
+// with the status the services reported is refused with 413 as well.
+func TestObjectAndItsStatusMustFitTogether(t *testing.T) {
+	js := newStreams(t)
+	g := startGateway(t, js, t.TempDir())
+	uid := field(createClass(t, g), "metadata", "uid").(string)
+	status, err := json.Marshal(map[string]string{"note": strings.Repeat("y", 400<<10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := events.Ref{Plural: "virtualmachineclasses", Namespace: "my-namespace", Name: "my-vm-class"}
+	if _, err := events.PublishStatus(context.Background(), js, ref, events.Slice{
+		Service: model.ServicePlacement, UID: uid, Generation: 1, Status: status,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the status folded", func() bool {
+		code, body := g.do("GET", classes+"/my-vm-class", adminToken, nil)
+		return code == http.StatusOK && len(body) > 400<<10
+	})
+	describe := func(n int) string {
+		return fmt.Sprintf(`{"spec":{"description":%q}}`, strings.Repeat("x", n))
+	}
+	// 600 KiB of spec: under the limit alone, over it with the 400 KiB status.
+	if code, body := g.do("PATCH", classes+"/my-vm-class", adminToken, describe(600<<10), "Content-Type", "application/merge-patch+json"); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("spec growing past the limit with the status: %d %.300s, want 413", code, body)
+	}
+	if code, body := g.do("PATCH", classes+"/my-vm-class", adminToken, describe(400<<10), "Content-Type", "application/merge-patch+json"); code != http.StatusOK {
+		t.Errorf("spec and status within the limit: %d %.300s, want 200", code, body)
 	}
 }

@@ -40,7 +40,7 @@ func (s *server) writeStatus(c echo.Context, t target, obj map[string]any) error
 		return badRequest("status: %v", err)
 	}
 	cur["status"] = obj["status"] // the object's events carry its spec and status together
-	if err := s.checkSize(cur); err != nil {
+	if err := s.checkSize(cur, 0); err != nil {
 		return err
 	}
 	seq, err := events.PublishStatus(ctx, s.specs.js, t.ref(), events.Slice{

@@ -69,7 +69,7 @@ func (s *server) createObject(ctx context.Context, t target, r *admitRequest) (u
 	m["uid"] = uuid.NewString()
 	m["creationTimestamp"] = time.Now().UTC().Format(time.RFC3339)
 	m["generation"] = 1
-	if err := s.checkSize(obj); err != nil {
+	if err := s.checkSize(obj, 0); err != nil {
 		return 0, err
 	}
 	if r.DryRun {
@@ -183,13 +183,16 @@ func (s *server) replaceAs(c echo.Context, t target, obj map[string]any, dry boo
 	if !sameContent(obj, old) {
 		metadata(obj)["generation"] = generation(old) + 1
 	}
-	if err := s.checkSize(obj); err != nil {
-		return err
+	unchanged := equalObjects(obj, old)
+	if !unchanged {
+		if err := s.checkSize(obj, s.statusBytes(t)); err != nil {
+			return err
+		}
 	}
 	if dry {
 		return writeHubObject(c, t, http.StatusOK, obj)
 	}
-	if equalObjects(obj, old) {
+	if unchanged {
 		return s.respondStored(c, t, rec.Seq, http.StatusOK)
 	}
 	seq, err := s.specs.append(ctx, t, events.OpPut, obj, rec.Seq)
