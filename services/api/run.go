@@ -55,6 +55,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	tokens, loaded := cfg.Tokens, []byte(nil)
+	if cfg.TokensPath != "" { // first: a tokens file that cannot be used stops the start
+		var err error
+		if tokens, loaded, err = loadTokensFile(cfg.TokensPath); err != nil {
+			return err
+		}
+	}
 	if err := events.Setup(ctx, cfg.JetStream); err != nil {
 		return fmt.Errorf("set up streams: %w", err)
 	}
@@ -71,12 +78,6 @@ func Run(ctx context.Context, cfg Config) error {
 	defer cancel(nil)
 	go func() { cancel(rm.Fold(ctx, cfg.JetStream)) }()
 
-	tokens, loaded := cfg.Tokens, []byte(nil)
-	if cfg.TokensPath != "" {
-		if tokens, loaded, err = loadTokensFile(cfg.TokensPath); err != nil {
-			return err
-		}
-	}
 	specs := &specWriter{js: cfg.JetStream}
 	s := &server{
 		auth:  newAuthenticator(tokens, cfg.PrivilegedUsers),

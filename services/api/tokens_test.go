@@ -92,3 +92,16 @@ func TestTokensFileIsReloaded(t *testing.T) {
 		t.Errorf("the log shows a token:\n%s", logs.String())
 	}
 }
+
+// A gateway whose tokens file is refused does not start, and says why.
+func TestGatewayWithARefusedTokensFileDoesNotStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens.yaml")
+	alice := [2]string{"alice", api.HashToken("alice-token")}
+	if err := os.WriteFile(path, []byte(tokensYAML(alice, alice)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := api.Run(t.Context(), api.Config{TokensPath: path, DataDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "twice") || !strings.Contains(err.Error(), path) {
+		t.Errorf("Run = %v, want the refusal of %s naming the user twice", err, path)
+	}
+}
