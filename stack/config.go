@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -22,6 +23,9 @@ type config struct {
 	// TrySoftTimeout (VMOP_TRYSOFT_TIMEOUT, a Go duration, default 5m) is how long a
 	// TrySoft power-off, suspend or restart waits for the guest before acting hard.
 	TrySoftTimeout time.Duration
+	// MaxWatchesPerUser (VMOP_MAX_WATCHES_PER_USER, default 100) is how many watches one
+	// user may have open on the API; more are 429.
+	MaxWatchesPerUser int
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -52,6 +56,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("VMOP_TRYSOFT_TIMEOUT %q: want a positive duration such as 5m", v)
 		}
 		c.TrySoftTimeout = d
+	}
+	if v := getenv("VMOP_MAX_WATCHES_PER_USER"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return c, fmt.Errorf("VMOP_MAX_WATCHES_PER_USER %q: want a positive number", v)
+		}
+		c.MaxWatchesPerUser = n
 	}
 	abs, err := filepath.Abs(c.Data)
 	if err != nil {

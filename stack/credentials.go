@@ -15,26 +15,44 @@ import (
 	"github.com/vmop/vmop/services/api"
 )
 
-// ensureTokens returns the tokens file, creating it on first start with two callers: the
-// privileged "admin" and the ordinary "user" of namespaces default and my-namespace.
-func ensureTokens(path string) (api.TokensFile, error) {
-	if _, err := os.Stat(path); err == nil {
-		return api.LoadTokens(path)
+// credential is one caller the stack creates: its token exists in plain only in the
+// kubeconfig, the caller's side; the tokens file keeps its hash.
+type credential struct {
+	user  api.User
+	token string
+}
+
+// ensureCredentials creates, on first start, two callers, the privileged "admin" and the
+// ordinary "user" of namespaces default and my-namespace: it writes the kubeconfig with
+// their tokens, then the tokens file with only their hashes. On a later start the tokens
+// are known only to the kubeconfig, whose server and CA are brought up to date.
+func ensureCredentials(tokensPath, kubeconfig, server, caFile string) error {
+	if _, err := os.Stat(tokensPath); err == nil {
+		return updateKubeconfigCluster(kubeconfig, server, caFile)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return api.TokensFile{}, fmt.Errorf("tokens file: %w", err)
+		return fmt.Errorf("tokens file: %w", err)
 	}
-	tf := api.TokensFile{Users: []api.User{
-		{Name: "admin", Token: newToken(), Groups: []string{api.GroupMasters}},
-		{Name: "user", Token: newToken(), Namespaces: []string{"default", "my-namespace"}},
-	}}
+	creds := []credential{
+		{user: api.User{Name: "admin", Groups: []string{api.GroupMasters}}, token: newToken()},
+		{user: api.User{Name: "user", Namespaces: []string{"default", "my-namespace"}}, token: newToken()},
+	}
+	// The kubeconfig first: a start that stops in between makes both again.
+	if err := writeKubeconfig(kubeconfig, server, caFile, creds); err != nil {
+		return err
+	}
+	var tf api.TokensFile
+	for _, c := range creds {
+		c.user.TokenHash = api.HashToken(c.token)
+		tf.Users = append(tf.Users, c.user)
+	}
 	data, err := yaml.Marshal(tf)
 	if err != nil {
-		return tf, fmt.Errorf("encode tokens: %w", err)
+		return fmt.Errorf("encode tokens: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return tf, fmt.Errorf("tokens dir: %w", err)
+	if err := os.MkdirAll(filepath.Dir(tokensPath), 0o700); err != nil {
+		return fmt.Errorf("tokens dir: %w", err)
 	}
-	return tf, os.WriteFile(path, data, 0o600)
+	return writeFileAtomic(tokensPath, data)
 }
 
 func newToken() string {
@@ -43,37 +61,70 @@ func newToken() string {
 	return hex.EncodeToString(b)
 }
 
-// writeKubeconfig writes a kubeconfig with one context per user of the tokens file (the
-// first is current), trusting the stack's own CA: kubectl sends tokens only over TLS.
-func writeKubeconfig(path, server string, caFile string, tf api.TokensFile) error {
+type named = map[string]any
+
+// writeKubeconfig writes a kubeconfig with one context per caller (the first is
+// current), trusting the stack's own CA: kubectl sends tokens only over TLS.
+func writeKubeconfig(path, server string, caFile string, creds []credential) error {
+	var users, contexts []named
+	for _, c := range creds {
+		users = append(users, named{"name": c.user.Name, "user": named{"token": c.token}})
+		ctx := named{"cluster": "vmop", "user": c.user.Name}
+		if len(c.user.Namespaces) > 0 {
+			ctx["namespace"] = c.user.Namespaces[0]
+		}
+		contexts = append(contexts, named{"name": c.user.Name, "context": ctx})
+	}
+	cfg := named{
+		"apiVersion":      "v1",
+		"kind":            "Config",
+		"users":           users,
+		"contexts":        contexts,
+		"current-context": creds[0].user.Name,
+	}
+	return writeKubeconfigCluster(path, cfg, server, caFile)
+}
+
+// updateKubeconfigCluster points an existing kubeconfig at the API's address and CA,
+// keeping its users; there is nothing to update when the operator brought the tokens
+// file and no kubeconfig was ever written.
+func updateKubeconfigCluster(path, server, caFile string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read kubeconfig: %w", err)
+	}
+	var cfg named
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		return fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	return writeKubeconfigCluster(path, cfg, server, caFile)
+}
+
+func writeKubeconfigCluster(path string, cfg named, server, caFile string) error {
 	ca, err := os.ReadFile(caFile)
 	if err != nil {
 		return fmt.Errorf("read CA: %w", err)
 	}
-	type named = map[string]any
-	var users, contexts []named
-	for _, u := range tf.Users {
-		users = append(users, named{"name": u.Name, "user": named{"token": u.Token}})
-		ctx := named{"cluster": "vmop", "user": u.Name}
-		if len(u.Namespaces) > 0 {
-			ctx["namespace"] = u.Namespaces[0]
-		}
-		contexts = append(contexts, named{"name": u.Name, "context": ctx})
-	}
-	cfg := named{
-		"apiVersion": "v1",
-		"kind":       "Config",
-		"clusters": []named{{"name": "vmop", "cluster": named{
-			"server":                     "https://" + server,
-			"certificate-authority-data": base64.StdEncoding.EncodeToString(ca),
-		}}},
-		"users":           users,
-		"contexts":        contexts,
-		"current-context": tf.Users[0].Name,
-	}
+	cfg["clusters"] = []named{{"name": "vmop", "cluster": named{
+		"server":                     "https://" + server,
+		"certificate-authority-data": base64.StdEncoding.EncodeToString(ca),
+	}}}
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
 		return fmt.Errorf("encode kubeconfig: %w", err)
 	}
-	return os.WriteFile(path, data, 0o600)
+	return writeFileAtomic(path, data)
+}
+
+// writeFileAtomic replaces path with data (mode 0600) in one rename, so that a reader
+// (the gateway reloading its tokens, kubectl) never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

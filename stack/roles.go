@@ -156,12 +156,8 @@ func runAPIWith(c config) jsFunc {
 		if err != nil {
 			return fmt.Errorf("certificates: %w", err)
 		}
-		tokens, err := ensureTokens(c.TokensFile)
-		if err != nil {
-			return err
-		}
 		kubeconfig := filepath.Join(c.Data, "kubeconfig")
-		if err := writeKubeconfig(kubeconfig, clientAddr(c.Addr), certs.CAFile, tokens); err != nil {
+		if err := ensureCredentials(c.TokensFile, kubeconfig, clientAddr(c.Addr), certs.CAFile); err != nil {
 			return err
 		}
 		seed, err := inventoryObjects(ctx, c)
@@ -172,8 +168,8 @@ func runAPIWith(c config) jsFunc {
 			"try", "KUBECONFIG="+kubeconfig+" kubectl api-resources")
 		slog.Info("switch to the ordinary user with: kubectl config use-context user")
 		return api.Run(ctx, api.Config{
-			Addr: c.Addr, DataDir: filepath.Join(c.Data, "api"), Certs: certs, Tokens: tokens,
-			PrivilegedUsers: c.PrivilegedUsers, JetStream: js, Seed: seed,
+			Addr: c.Addr, DataDir: filepath.Join(c.Data, "api"), Certs: certs, TokensPath: c.TokensFile,
+			PrivilegedUsers: c.PrivilegedUsers, JetStream: js, Seed: seed, MaxWatchesPerUser: c.MaxWatchesPerUser,
 			Namespaces: api.NamespaceSettings{DefaultNetwork: inventory.DefaultNetwork, Zones: zoneNames()},
 		})
 	}

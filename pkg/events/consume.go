@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -137,7 +139,16 @@ func process(ctx context.Context, durable string, b *batch, h Handler) {
 	endSpan(span, err)
 }
 
-func handle(ctx context.Context, msg jetstream.Msg, h Handler) error {
+// handle runs h on msg. A panic in h is a failure like any other (the message is
+// redelivered with backoff), logged once with its stack: one bad message never takes the
+// process down.
+func handle(ctx context.Context, msg jetstream.Msg, h Handler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Error("message handler panicked", "subject", msg.Subject(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = fmt.Errorf("handle %s: panic: %v", msg.Subject(), r)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return err // stopping before the handler started: hand it back now
 	}

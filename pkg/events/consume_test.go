@@ -303,6 +303,39 @@ func TestConsumeRetriesTransientFailures(t *testing.T) {
 	})
 }
 
+// A handler that panics fails its message like an error would: it is redelivered
+// with backoff and Consume goes on.
+func TestConsumeRetriesAPanickingHandler(t *testing.T) {
+	t.Parallel()
+	js, _ := eventstest.JetStream(t)
+	appendSpec(t, js, vmA, 0, `{}`)
+
+	deliveries := make(chan uint64, 2)
+	r := runConsume(t, js, specConsumer(), func(ctx context.Context, msg jetstream.Msg) error {
+		meta, err := msg.Metadata()
+		if err != nil {
+			return err
+		}
+		deliveries <- meta.NumDelivered
+		if meta.NumDelivered == 1 {
+			var m map[string]int
+			m["bug"]++ // panics: nil map
+		}
+		return nil
+	})
+	if first, second := receive(t, "the first delivery", deliveries), receive(t, "the redelivery", deliveries); first != 1 || second != 2 {
+		t.Errorf("deliveries %d, %d; want 1, 2", first, second)
+	}
+	eventually(t, "the redelivery is acked", func() bool {
+		return consumerInfo(t, js, events.StreamSpecs).NumAckPending == 0
+	})
+	select {
+	case <-r.done:
+		t.Fatalf("Consume stopped after the panic: %v", r.err)
+	default:
+	}
+}
+
 // TestConsumeKeepsWaitingAndRunningMessagesInProgress shows that a handler
 // running longer than AckWait, and the message queued behind it, are not
 // redelivered.

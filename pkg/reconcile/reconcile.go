@@ -230,7 +230,7 @@ func (l *loop) reconcile(ctx context.Context, ref events.Ref) error {
 	if err != nil || !found || o.released(l.cfg.Service) {
 		return err
 	}
-	res, err := l.f(ctx, o)
+	res, err := call(ctx, l.cfg.Logger, l.cfg.Service, l.f, o)
 	if err != nil || res.published {
 		return err
 	}

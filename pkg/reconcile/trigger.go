@@ -85,7 +85,7 @@ func (t *Trigger) Func() Func {
 			}
 			o = fresh
 		}
-		res, err := t.f(ctx, o)
+		res, err := call(ctx, t.cfg.Logger, t.cfg.Service, t.f, o)
 		if err != nil {
 			return Result{}, err
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -20,8 +21,8 @@ import (
 // vmPlural is the kind whose life the announcer publishes.
 const vmPlural = "virtualmachines"
 
-// Publishing: the announcer cannot skip an event, so a failed publish (NATS unreachable)
-// is retried after a growing delay.
+// Publishing: a failed publish (NATS unreachable) is retried after a growing delay; an
+// event no retry can publish is recorded and skipped (see unpublishable).
 const (
 	announceRetryMin = 100 * time.Millisecond
 	announceRetryMax = 5 * time.Second
@@ -225,9 +226,8 @@ func (a *announcer) publish(ctx context.Context, ref events.Ref, an announcement
 		switch {
 		case err == nil:
 			return nil
-		case errors.Is(err, events.ErrInvalidRef):
-			a.log.Error("announcer skips an event it cannot publish", "object", ref, "type", an.Type, "err", err)
-			return nil
+		case unpublishable(err):
+			return a.skip(ref, an, err)
 		case ctx.Err() != nil:
 			return ctx.Err()
 		}
@@ -239,6 +239,23 @@ func (a *announcer) publish(ctx context.Context, ref events.Ref, an announcement
 		}
 		delay = min(2*delay, announceRetryMax)
 	}
+}
+
+// unpublishable tells a poison event, which no retry can publish, from a NATS that is
+// unreachable for now: it cannot be spelled as a subject, it is larger than a NATS
+// message, or JetStream refuses it as a request error (e.g. larger than the stream
+// allows).
+func unpublishable(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, events.ErrInvalidRef) || errors.Is(err, nats.ErrMaxPayload) ||
+		errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500
+}
+
+// skip records a poison event in the announcer's state (table skipped) and logs it, so
+// that one event never stops the feed for everyone.
+func (a *announcer) skip(ref events.Ref, an announcement, cause error) error {
+	a.log.Error("announcer skips an event it cannot publish", "object", ref, "type", an.Type, "id", an.ID, "err", cause)
+	return a.state.recordSkipped(ref, an.Type, an.ID, cause)
 }
 
 func sameFacts(a, b *announced) bool {

@@ -6,15 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+
+	"github.com/vmop/vmop/pkg/events"
 )
 
 // announcerState is the announcer's memory, in its own SQLite file beside the read
 // model: the resourceVersion it has announced up to (where a restart resumes its watch)
 // and what it announced about every VirtualMachine (what the next change is compared
-// with). It is this gateway's own, like its read model; replicas agree through
+// with), and the events it had to skip because no retry could publish them. It is this
+// gateway's own, like its read model; replicas agree through
 // deterministic event ids, not through shared state.
 //
 // It is a separate file, not a table of the read model, because the read model is a
@@ -28,6 +32,14 @@ const announcerSchema = `
 CREATE TABLE IF NOT EXISTS cursor (
 	id INTEGER PRIMARY KEY CHECK (id = 1),
 	rv TEXT    NOT NULL -- every change up to this resourceVersion is announced
+);
+CREATE TABLE IF NOT EXISTS skipped ( -- events no retry could publish: the operator's record
+	id        TEXT NOT NULL PRIMARY KEY, -- the CloudEvent id
+	type      TEXT NOT NULL,
+	namespace TEXT NOT NULL,
+	name      TEXT NOT NULL,
+	error     TEXT NOT NULL,
+	at        TEXT NOT NULL -- RFC 3339
 );
 CREATE TABLE IF NOT EXISTS announced (
 	namespace TEXT NOT NULL,
@@ -119,4 +131,14 @@ func (s *announcerState) saveCursor(cursor string) error {
 // escapeSQLitePath keeps a file name from being read as URI syntax by SQLite.
 func escapeSQLitePath(path string) string {
 	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+}
+
+// recordSkipped records an event that was skipped because it cannot be published.
+func (s *announcerState) recordSkipped(ref events.Ref, typ, id string, cause error) error {
+	if _, err := s.db.Exec(`INSERT INTO skipped (id, type, namespace, name, error, at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET error = excluded.error, at = excluded.at`,
+		id, typ, ref.Namespace, ref.Name, cause.Error(), time.Now().UTC().Format(time.RFC3339)); err != nil {
+		return fmt.Errorf("record skipped event %s: %w", id, err)
+	}
+	return nil
 }

@@ -10,11 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	_ "github.com/mattn/go-sqlite3" // the announcer's state file
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -334,5 +336,65 @@ func forgetCursor(t *testing.T, path string) {
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		t.Fatalf("deleted %d cursors (%v), want 1", n, err)
+	}
+}
+
+// An event no retry can publish (here: the VM admission accepted has grown, with the
+// status its services report, past what fits in a NATS message) is recorded in the
+// announcer's state and skipped; the events after it are published.
+func TestAnnouncerSkipsAnEventItCannotPublish(t *testing.T) {
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		MaxPayload: 64 << 10, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	js, nc := eventstest.Connect(t, ns)
+	published, err := nc.SubscribeSync("vmop.events.virtualmachines.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, js, t.TempDir()) // it sets up the streams
+	waitAnnouncing(t, g)
+	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create storage class: %d %s", code, body)
+	}
+	big := fmt.Sprintf(`{"apiVersion":"vmoperator.vmware.com/v1alpha5","kind":"VirtualMachine",
+		"metadata":{"name":"owned-vm","annotations":{"note":%q}},
+		"spec":{"className":"my-vm-class","image":{"kind":"VirtualMachineImage","name":"vmi-0a0044d7c690bcbea"},"storageClass":"my-storage-class"}}`,
+		strings.Repeat("x", int(nc.MaxPayload())*7/8))
+	code, body := g.do("POST", vms, adminToken, big)
+	if code != http.StatusCreated {
+		t.Fatalf("create VM: %.300s %d", body, code)
+	}
+	uid := field(decode(t, body), "metadata", "uid").(string)
+	waitPublished(t, published, 1) // created
+	// Placement reports a condition with a long message: object and status together no
+	// longer fit in one message, while each record does.
+	placementCondition(t, js, uid, "False", strings.Repeat("y", int(nc.MaxPayload())/4))
+	waitPublished(t, published, 1) // conditionchanged carries the condition only
+
+	if code, body := g.do("DELETE", vms+"/owned-vm", adminToken, nil); code != http.StatusOK {
+		t.Fatalf("delete: %d %.300s", code, body)
+	}
+	createNamedVM(t, g, "after")
+	if diff := cmp.Diff([]string{"vmop.events.virtualmachines.my-namespace.after.created"}, waitPublished(t, published, 1)); diff != "" {
+		t.Errorf("published after the event too large (-want +got):\n%s", diff)
+	}
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(g.dir, "api", "announcer.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var id, typ, name, cause string
+	if err := db.QueryRow(`SELECT id, type, name, error FROM skipped`).Scan(&id, &typ, &name, &cause); err != nil {
+		t.Fatalf("the skipped event is not recorded: %v", err)
+	}
+	if id != uid+"/deleting" || typ != events.TypeVirtualMachineDeleting || name != "owned-vm" || !strings.Contains(cause, "maximum payload") {
+		t.Errorf("skipped = %s %s %s %q, want the deleting event of owned-vm, too large", id, typ, name, cause)
 	}
 }

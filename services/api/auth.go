@@ -1,11 +1,12 @@
 package api
 
 import (
-	"crypto/subtle"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"sigs.k8s.io/yaml"
 )
@@ -19,38 +20,94 @@ const (
 // User is an authenticated caller.
 type User struct {
 	Name       string   `json:"name"`
-	Token      string   `json:"token"`
+	TokenHash  string   `json:"tokenHash"` // HashToken of the user's bearer token
 	Groups     []string `json:"groups,omitempty"`
 	Namespaces []string `json:"namespaces,omitempty"` // where an ordinary user may work
 }
 
-// TokensFile is the on-disk list of callers: `users: [{name, token, groups, namespaces}]`.
+// TokensFile is the on-disk list of callers: `users: [{name, tokenHash, groups, namespaces}]`.
+// It holds no token, only each token's hash, so reading it grants nothing.
 type TokensFile struct {
 	Users []User `json:"users"`
 }
 
-// LoadTokens reads a tokens file (YAML or JSON).
+const tokenHashPrefix = "sha256:"
+
+// HashToken is what a tokens file stores of a bearer token: "sha256:" and the hex SHA-256
+// of the token (`printf %s "$TOKEN" | sha256sum`). Tokens are random (the stack makes 24
+// bytes), so a plain hash suffices: there is nothing to guess.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return tokenHashPrefix + hex.EncodeToString(sum[:])
+}
+
+// LoadTokens reads and checks a tokens file (YAML or JSON).
 func LoadTokens(path string) (TokensFile, error) {
+	tf, _, err := loadTokensFile(path)
+	return tf, err
+}
+
+// ParseTokens decodes a tokens file and checks it: every user has a name and a
+// well-formed tokenHash, no two users share a name or a token, and no user carries a
+// plain token (files of earlier versions did; they are refused rather than kept readable).
+func ParseTokens(data []byte) (TokensFile, error) {
+	var raw struct {
+		Users []struct {
+			User
+			Token string `json:"token"`
+		} `json:"users"`
+	}
+	if err := yaml.UnmarshalStrict(data, &raw); err != nil {
+		return TokensFile{}, fmt.Errorf("parse: %w", err)
+	}
 	var tf TokensFile
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return tf, fmt.Errorf("read tokens file: %w", err)
-	}
-	if err := yaml.UnmarshalStrict(data, &tf); err != nil {
-		return tf, fmt.Errorf("parse tokens file %s: %w", path, err)
-	}
-	for i, u := range tf.Users {
-		if u.Name == "" || u.Token == "" {
-			return tf, fmt.Errorf("tokens file %s: users[%d] needs a name and a token", path, i)
+	names, hashes := map[string]bool{}, map[string]string{}
+	for i, u := range raw.Users {
+		switch {
+		case u.Token != "":
+			return TokensFile{}, fmt.Errorf("users[%d] (%s) has a plain token: store its hash instead, "+
+				`tokenHash: "sha256:<hex>" from printf %%s "$TOKEN" | sha256sum`, i, u.Name)
+		case u.Name == "":
+			return TokensFile{}, fmt.Errorf("users[%d] needs a name", i)
+		case !validTokenHash(u.TokenHash):
+			return TokensFile{}, fmt.Errorf(`users[%d] (%s): tokenHash must be "sha256:" and 64 hex digits`, i, u.Name)
+		case names[u.Name]:
+			return TokensFile{}, fmt.Errorf("users[%d]: the name %s appears twice", i, u.Name)
+		case hashes[u.TokenHash] != "":
+			return TokensFile{}, fmt.Errorf("users[%d] (%s) has the token of %s: each user needs their own", i, u.Name, hashes[u.TokenHash])
 		}
+		names[u.Name], hashes[u.TokenHash] = true, u.Name
+		tf.Users = append(tf.Users, u.User)
 	}
 	return tf, nil
 }
 
-// authenticator maps bearer tokens to users and decides privilege.
+func validTokenHash(h string) bool {
+	digits, ok := strings.CutPrefix(h, tokenHashPrefix)
+	_, err := hex.DecodeString(digits)
+	return ok && len(digits) == 2*sha256.Size && err == nil && strings.ToLower(digits) == digits
+}
+
+// authenticator maps bearer tokens to users and decides privilege. Its users are
+// replaced whole when the tokens file changes.
 type authenticator struct {
-	users           []User
-	privilegedUsers []string // user names privileged by configuration (api-rules §0.3)
+	users           atomic.Pointer[map[string]User] // by token hash
+	privilegedUsers []string                        // user names privileged by configuration (api-rules §0.3)
+}
+
+func newAuthenticator(tf TokensFile, privilegedUsers []string) *authenticator {
+	a := &authenticator{privilegedUsers: privilegedUsers}
+	a.set(tf)
+	return a
+}
+
+// set replaces the users.
+func (a *authenticator) set(tf TokensFile) {
+	users := make(map[string]User, len(tf.Users))
+	for _, u := range tf.Users {
+		users[u.TokenHash] = u
+	}
+	a.users.Store(&users)
 }
 
 func (a *authenticator) authenticate(header string) (User, bool) {
@@ -58,12 +115,8 @@ func (a *authenticator) authenticate(header string) (User, bool) {
 	if !ok || token == "" {
 		return User{}, false
 	}
-	for _, u := range a.users {
-		if subtle.ConstantTimeCompare([]byte(u.Token), []byte(token)) == 1 {
-			return u, true
-		}
-	}
-	return User{}, false
+	u, ok := (*a.users.Load())[HashToken(token)]
+	return u, ok
 }
 
 func (a *authenticator) privileged(u User) bool {

@@ -30,9 +30,9 @@ const (
 )
 
 var testTokens = api.TokensFile{Users: []api.User{
-	{Name: "admin", Token: adminToken, Groups: []string{api.GroupMasters}},
-	{Name: "user", Token: userToken, Namespaces: []string{"default", "my-namespace"}},
-	{Name: api.ServicePrefix + "placement", Token: serviceToken, Groups: []string{api.GroupServices}},
+	{Name: "admin", TokenHash: api.HashToken(adminToken), Groups: []string{api.GroupMasters}},
+	{Name: "user", TokenHash: api.HashToken(userToken), Namespaces: []string{"default", "my-namespace"}},
+	{Name: api.ServicePrefix + "placement", TokenHash: api.HashToken(serviceToken), Groups: []string{api.GroupServices}},
 }}
 
 // seedNamespaces are the objects every gateway under test starts with.
@@ -58,6 +58,12 @@ type gateway struct {
 // waits until it is ready (the seeded namespaces exist).
 func startGateway(t *testing.T, js jetstream.JetStream, dir string) *gateway {
 	t.Helper()
+	return startGatewayWith(t, js, dir, nil)
+}
+
+// startGatewayWith is startGateway with configure changing the configuration first.
+func startGatewayWith(t *testing.T, js jetstream.JetStream, dir string, configure func(*api.Config)) *gateway {
+	t.Helper()
 	certs, err := api.EnsureCertificates(filepath.Join(dir, "pki"), []string{"127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
@@ -69,13 +75,15 @@ func startGateway(t *testing.T, js jetstream.JetStream, dir string) *gateway {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &gateway{t: t, URL: "https://" + ln.Addr().String(), dir: dir, js: js, certs: certs,
 		client: httpsClient(t, certs.CAFile), stopped: make(chan error, 1)}
-	go func() {
-		g.stopped <- api.Run(ctx, api.Config{
-			Listener: ln, DataDir: filepath.Join(dir, "api"), Certs: certs, Tokens: testTokens,
-			JetStream: js, Seed: seedNamespaces,
-			Namespaces: api.NamespaceSettings{DefaultNetwork: "VM Network"},
-		})
-	}()
+	cfg := api.Config{
+		Listener: ln, DataDir: filepath.Join(dir, "api"), Certs: certs, Tokens: testTokens,
+		JetStream: js, Seed: seedNamespaces,
+		Namespaces: api.NamespaceSettings{DefaultNetwork: "VM Network"},
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	go func() { g.stopped <- api.Run(ctx, cfg) }()
 	g.stop = func() {
 		cancel()
 		if err := <-g.stopped; err != nil {

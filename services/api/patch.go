@@ -2,10 +2,12 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // patch applies a merge patch, a JSON patch or a strategic merge patch (treated as a
@@ -38,7 +40,7 @@ func (s *server) patch(c echo.Context, t target) error {
 	if err != nil {
 		return err
 	}
-	patched, err := applyPatch(c.Request().Header.Get(echo.HeaderContentType), orig, p)
+	patched, err := applyPatch(c.Request().Header.Get(echo.HeaderContentType), orig, p, s.maxObjectBytes())
 	if err != nil {
 		return err
 	}
@@ -55,7 +57,13 @@ func (s *server) patch(c echo.Context, t target) error {
 	return s.replace(c, t, obj)
 }
 
-func applyPatch(contentType string, orig, p []byte) ([]byte, error) {
+// maxJSONPatchOperations is kube-apiserver's bound on the operations of one JSON patch.
+const maxJSONPatchOperations = 10000
+
+// applyPatch applies p to orig. A JSON patch may copy at most maxObject bytes in all
+// (its copies could otherwise double the object at each step, to gigabytes from a
+// patch of a few kilobytes); the result is size-checked by admission like any object.
+func applyPatch(contentType string, orig, p []byte, maxObject int) ([]byte, error) {
 	mediaType, _, _ := strings.Cut(contentType, ";")
 	switch strings.TrimSpace(mediaType) {
 	case "application/json-patch+json":
@@ -63,7 +71,13 @@ func applyPatch(contentType string, orig, p []byte) ([]byte, error) {
 		if err != nil {
 			return nil, badRequest("invalid JSON patch: %v", err)
 		}
-		out, err := jp.Apply(orig)
+		if len(jp) > maxJSONPatchOperations {
+			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
+				"The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(jp)))
+		}
+		opts := jsonpatch.NewApplyOptions()
+		opts.AccumulatedCopySizeLimit = int64(maxObject)
+		out, err := jp.ApplyWithOptions(orig, opts)
 		if err != nil {
 			return nil, unprocessable("the JSON patch does not apply: " + err.Error())
 		}

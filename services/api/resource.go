@@ -26,7 +26,7 @@ func (s *server) resource(c echo.Context) error {
 	}
 	t, ok := parseTarget(path)
 	if ok && isAction(t) {
-		return s.action(c, t)
+		return s.audit(c, t, "update", func() error { return s.action(c, t) })
 	}
 	if !ok || (t.Subresource != "" && (t.Subresource != "status" || !t.Kind.HasStatus)) {
 		return notFoundPath()
@@ -36,6 +36,14 @@ func (s *server) resource(c echo.Context) error {
 	if verb == "" {
 		return apierrors.NewMethodNotSupported(t.gr(), c.Request().Method)
 	}
+	if verb != "get" && verb != "list" && verb != "watch" {
+		return s.audit(c, t, verb, func() error { return s.serveVerb(c, t, verb) })
+	}
+	return s.serveVerb(c, t, verb)
+}
+
+// serveVerb authorizes the verb on t and serves it.
+func (s *server) serveVerb(c echo.Context, t target, verb string) error {
 	if err := s.authorize(userOf(c), t, verb); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -21,23 +22,45 @@ import (
 
 // Config is everything the gateway needs; the stack fills it from the environment.
 type Config struct {
-	Listener        net.Listener // where to serve HTTPS; Addr is used when nil
-	Addr            string
-	DataDir         string // holds the read model
-	Certs           Certificates
-	Tokens          TokensFile
+	Listener net.Listener // where to serve HTTPS; Addr is used when nil
+	Addr     string
+	DataDir  string // holds the read model
+	Certs    Certificates
+	Tokens   TokensFile // the callers, when TokensPath is ""
+	// TokensPath is the tokens file: read at start and again whenever it changes.
+	TokensPath      string
 	PrivilegedUsers []string
 	JetStream       jetstream.JetStream
 	Seed            []map[string]any // objects ensured on start (the seeded inventory)
 	Namespaces      NamespaceSettings
 	Logger          *slog.Logger
+	// RequestTimeout bounds reading a request and writing its response (default 60s, as
+	// kube-apiserver's request timeout); a watch runs until its timeoutSeconds instead,
+	// each of its writes bounded by it.
+	RequestTimeout time.Duration
+	// MaxWatchesPerUser is how many watches one user may have open (default 100); more
+	// are 429 Too Many Requests.
+	MaxWatchesPerUser int
 }
+
+// Defaults of Config's bounds.
+const (
+	defaultRequestTimeout    = 60 * time.Second
+	defaultMaxWatchesPerUser = 100
+)
 
 // Run serves the API until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
+	}
+	tokens, loaded := cfg.Tokens, []byte(nil)
+	if cfg.TokensPath != "" { // first: a tokens file that cannot be used stops the start
+		var err error
+		if tokens, loaded, err = loadTokensFile(cfg.TokensPath); err != nil {
+			return err
+		}
 	}
 	if err := events.Setup(ctx, cfg.JetStream); err != nil {
 		return fmt.Errorf("set up streams: %w", err)
@@ -57,11 +80,17 @@ func Run(ctx context.Context, cfg Config) error {
 
 	specs := &specWriter{js: cfg.JetStream}
 	s := &server{
-		auth:  &authenticator{users: cfg.Tokens.Users, privilegedUsers: cfg.PrivilegedUsers},
+		auth:  newAuthenticator(tokens, cfg.PrivilegedUsers),
 		specs: specs,
 		rm:    rm,
 		admit: newAdmission(rm, cfg.Namespaces),
 		log:   log,
+
+		requestTimeout: cmp.Or(cfg.RequestTimeout, defaultRequestTimeout),
+		watches:        newWatchLimit(cmp.Or(cfg.MaxWatchesPerUser, defaultMaxWatchesPerUser)),
+	}
+	if cfg.TokensPath != "" {
+		go s.auth.reloadTokens(ctx, cfg.TokensPath, loaded, log)
 	}
 	(&finalizer{specs: specs, rm: rm, log: log}).run(ctx)
 	defer startAnnouncer(ctx, cancel, cfg.JetStream, rm, cfg.DataDir, log)()
@@ -87,7 +116,10 @@ func (s *server) serve(ctx context.Context, cfg Config) error {
 	srv := &http.Server{
 		Handler:           otelhttp.NewHandler(s.routes(), "vmop-api"),
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, s.requestTimeout),
+		ReadTimeout:       s.requestTimeout,
+		WriteTimeout:      s.requestTimeout,
+		IdleTimeout:       2 * s.requestTimeout,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ServeTLS(ln, "", "") }()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,6 +24,9 @@ type server struct {
 	rm    *readmodel.Store
 	admit *admission
 	log   *slog.Logger
+
+	requestTimeout time.Duration // each request's reading and writing; each write of a watch
+	watches        *watchLimit
 }
 
 // routes builds the echo instance: discovery and OpenAPI, health, and every resource
@@ -31,6 +35,7 @@ func (s *server) routes() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.writeError
+	e.Use(s.recoverPanics)
 
 	e.GET("/livez", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })

@@ -39,9 +39,16 @@ func (s *server) writeStatus(c echo.Context, t target, obj map[string]any) error
 	if err != nil {
 		return badRequest("status: %v", err)
 	}
+	cur["status"] = obj["status"] // the object's events carry its spec and status together
+	if err := s.checkSize(cur, 0); err != nil {
+		return err
+	}
 	seq, err := events.PublishStatus(ctx, s.specs.js, t.ref(), events.Slice{
 		Service: service, UID: metaString(cur, "uid"), Generation: generation(cur), Status: status,
 	})
+	if tooBig := payloadTooLarge(err); tooBig != nil {
+		return tooBig
+	}
 	if err != nil {
 		return fmt.Errorf("publish status of %s: %w", t.ref(), err)
 	}

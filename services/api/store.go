@@ -28,7 +28,8 @@ func (w *specWriter) ping(ctx context.Context) error {
 // subject's last sequence, the CAS base for a re-create).
 func (w *specWriter) live(ctx context.Context, t target) (rec events.SpecRecord, obj map[string]any, found bool, err error) {
 	rec, err = events.LastSpec(ctx, w.js, t.ref())
-	if errors.Is(err, events.ErrNotFound) {
+	if errors.Is(err, events.ErrNotFound) || errors.Is(err, events.ErrInvalidRef) {
+		// A name no subject can spell (not a DNS name) never named an object.
 		return events.SpecRecord{}, nil, false, nil
 	}
 	if err != nil {
@@ -54,6 +55,12 @@ func (w *specWriter) append(ctx context.Context, t target, op string, obj map[st
 	if errors.Is(err, events.ErrConflict) {
 		return 0, apierrors.NewConflict(t.gr(), t.Name,
 			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	if tooBig := payloadTooLarge(err); tooBig != nil {
+		return 0, tooBig
+	}
+	if errors.Is(err, events.ErrInvalidRef) { // admission refuses such names first
+		return 0, badRequest("%s cannot be stored: %v", t.ref(), err)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("append spec of %s: %w", t.ref(), err)

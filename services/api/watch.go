@@ -37,6 +37,11 @@ func (s *server) watch(c echo.Context, t target) error {
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(secs)*time.Second)
 		defer cancel()
 	}
+	release, err := s.watches.acquire(userOf(c).Name)
+	if err != nil {
+		return err
+	}
+	defer release()
 	changes, err := s.rm.Watch(ctx, readmodel.WatchOptions{
 		Plural: opts.Plural, Namespace: opts.Namespace, Label: opts.Label, Fields: opts.Fields,
 		FromRV: rv, SendInitial: rv == "" || rv == "0",
@@ -52,9 +57,11 @@ func (s *server) watch(c echo.Context, t target) error {
 	}
 	table := wantsTable(c.Request().Header.Get(echo.HeaderAccept))
 	w := c.Response()
+	out := s.watchWriter(w)
 	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	w.WriteHeader(http.StatusOK)
-	w.Flush()
+	if err := out.send(func() error { w.WriteHeader(http.StatusOK); return nil }); err != nil {
+		return nil // client went away
+	}
 	enc := json.NewEncoder(w)
 	for ch := range changes {
 		obj, err := t.servedJSON(ch.Object)
@@ -70,10 +77,40 @@ func (s *server) watch(c echo.Context, t target) error {
 				return fmt.Errorf("encode watch table: %w", err)
 			}
 		}
-		if err := enc.Encode(metav1.WatchEvent{Type: ch.Type, Object: runtime.RawExtension{Raw: obj}}); err != nil {
-			return nil // client went away
+		if err := out.send(func() error {
+			return enc.Encode(metav1.WatchEvent{Type: ch.Type, Object: runtime.RawExtension{Raw: obj}})
+		}); err != nil {
+			return nil // client went away, or stopped reading
 		}
-		w.Flush()
 	}
 	return nil
+}
+
+// watchWriter writes a watch's events, which outlive the server's request timeout: the
+// watch's request was read (no read deadline remains) and each write, flush included,
+// must end within the request timeout, so a client that stops reading is cut off
+// without the watch being cut while it waits for changes.
+type watchWriter struct {
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (s *server) watchWriter(w http.ResponseWriter) watchWriter {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{}) // errors only when the connection cannot: nothing to undo then
+	return watchWriter{rc: rc, timeout: s.requestTimeout}
+}
+
+// send runs write and flushes it, within the timeout.
+func (ww watchWriter) send(write func() error) error {
+	if err := ww.rc.SetWriteDeadline(time.Now().Add(ww.timeout)); err != nil {
+		return fmt.Errorf("set write deadline: %w", err)
+	}
+	if err := write(); err != nil {
+		return err
+	}
+	if err := ww.rc.Flush(); err != nil {
+		return err
+	}
+	return ww.rc.SetWriteDeadline(time.Time{}) // waiting for the next change is no write
 }

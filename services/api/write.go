@@ -23,6 +23,7 @@ func (s *server) create(c echo.Context, t target) error {
 	if err := identify(obj, &t); err != nil {
 		return err
 	}
+	c.Set(auditNameKey, t.Name)
 	dry, err := dryRun(c)
 	if err != nil {
 		return err
@@ -68,6 +69,9 @@ func (s *server) createObject(ctx context.Context, t target, r *admitRequest) (u
 	m["uid"] = uuid.NewString()
 	m["creationTimestamp"] = time.Now().UTC().Format(time.RFC3339)
 	m["generation"] = 1
+	if err := s.checkSize(obj, 0); err != nil {
+		return 0, err
+	}
 	if r.DryRun {
 		return 0, nil
 	}
@@ -149,7 +153,7 @@ func (s *server) replaceAs(c echo.Context, t target, obj map[string]any, dry boo
 		if !ok {
 			return badRequest("metadata.resourceVersion: invalid value %q", rv)
 		}
-		if rec.Seq > a {
+		if rec.Seq != a { // older, or never the object's (a made-up or future version)
 			return apierrors.NewConflict(t.gr(), t.Name,
 				fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 		}
@@ -179,10 +183,16 @@ func (s *server) replaceAs(c echo.Context, t target, obj map[string]any, dry boo
 	if !sameContent(obj, old) {
 		metadata(obj)["generation"] = generation(old) + 1
 	}
+	unchanged := equalObjects(obj, old)
+	if !unchanged {
+		if err := s.checkSize(obj, s.statusBytes(t)); err != nil {
+			return err
+		}
+	}
 	if dry {
 		return writeHubObject(c, t, http.StatusOK, obj)
 	}
-	if equalObjects(obj, old) {
+	if unchanged {
 		return s.respondStored(c, t, rec.Seq, http.StatusOK)
 	}
 	seq, err := s.specs.append(ctx, t, events.OpPut, obj, rec.Seq)
@@ -240,13 +250,6 @@ func (s *server) respondStored(c echo.Context, t target, seq uint64, code int) e
 		return fmt.Errorf("read back %s: %w", t.ref(), err)
 	}
 	return writeObject(c, t, code, obj.JSON)
-}
-
-// setWarnings sends admission warnings the way the apiserver does (kubectl prints them).
-func setWarnings(c echo.Context, warnings []string) {
-	for _, w := range warnings {
-		c.Response().Header().Add("Warning", fmt.Sprintf("299 - %q", w))
-	}
 }
 
 func namespaceTarget(name string) target {
