@@ -31,7 +31,7 @@ func simulate(t *testing.T) simulated {
 		t.Fatal(err)
 	}
 	m.Service.RegisterEndpoints = true // the vAPI (REST) endpoints
-	m.Service.TLS = new(tls.Config) // net/http's self-signed test certificate
+	m.Service.TLS = new(tls.Config)    // net/http's self-signed test certificate
 	s := m.Service.NewServer()
 	t.Cleanup(s.Close)
 	endpoint := vcenter.Endpoint{URL: s.URL, Thumbprint: soap.ThumbprintSHA256(s.Certificate())}

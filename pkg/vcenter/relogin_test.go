@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/vmware/govmomi/fault"
-	"github.com/vmware/govmomi/vapi/tags"
 	"github.com/vmware/govmomi/vapi/rest"
+	"github.com/vmware/govmomi/vapi/tags"
 	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
