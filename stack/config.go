@@ -22,6 +22,9 @@ type config struct {
 	// TrySoftTimeout (VMOP_TRYSOFT_TIMEOUT, a Go duration, default 5m) is how long a
 	// TrySoft power-off, suspend or restart waits for the guest before acting hard.
 	TrySoftTimeout time.Duration
+	// VCenterTLS (VMOP_VCENTER_CA_FILE, _THUMBPRINT, _INSECURE) is how the certificate of
+	// VMOP_VCENTER_URL is trusted: config_vcenter.go.
+	VCenterTLS vcenterTLS
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -39,7 +42,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		NATSURL:         getenv("VMOP_NATS_URL"),
 		VCenterURL:      getenv("VMOP_VCENTER_URL"),
 		VCenterUser:     or("VMOP_VCENTER_USER", "admin"),
-		VCenterPassword: or("VMOP_VCENTER_PASSWORD", "vmop-secret"),
+		VCenterPassword: getenv("VMOP_VCENTER_PASSWORD"), // or _FILE, or the default: loadVCenter
+	}
+	if err := c.loadVCenter(getenv); err != nil {
+		return c, err
 	}
 	for _, u := range strings.Split(getenv("VMOP_PRIVILEGED_USERS"), ",") {
 		if u = strings.TrimSpace(u); u != "" {

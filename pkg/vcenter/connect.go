@@ -100,7 +100,7 @@ type CertificateError struct {
 }
 
 func (e *CertificateError) Error() string {
-	return fmt.Sprintf("vCenter %s presented a certificate that is not trusted (%v; its SHA-256 thumbprint is %s): trust its CA, or that thumbprint once checked against vCenter's, or connect insecurely",
+	return fmt.Sprintf("vCenter %s presented a certificate that is not trusted (%v); its SHA-256 thumbprint is %s",
 		e.Host, e.Err, e.Thumbprint)
 }
 
