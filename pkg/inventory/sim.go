@@ -80,7 +80,6 @@ func StartSim(ctx context.Context, cfg SimConfig) (*Sim, error) {
 
 	polls := newLongPolls()
 	sim := &Sim{model: m, polls: polls, reaper: &collectorReaper{Self: collectorReaperRef}}
-	m.Map().Put(sim.reaper)
 	m.Service.RegisterEndpoints = true
 	m.Service.Listen = &url.URL{Host: listen, User: user}
 	cert, err := simCertificate(cfg.CertDir, simHosts(listen))

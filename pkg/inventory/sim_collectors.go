@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
@@ -21,12 +22,16 @@ var collectorReaperRef = types.ManagedObjectReference{Type: "VmopCollectorReaper
 
 func (r *collectorReaper) Reference() types.ManagedObjectReference { return r.Self }
 
-// redirect sends an event collector's DestroyCollector to the reaper; the request body
-// still names the collector.
-func (r *collectorReaper) redirect(m *simulator.Method) {
-	if m.Name == "DestroyCollector" && m.This.Type == "EventHistoryCollector" {
-		m.This = r.Self
+// serve makes the reaper the handler of an event collector's DestroyCollector. vcsim
+// prefers the object m.This names in the caller's session to the handler returned, so
+// m.This becomes the reaper's reference, which no registry holds (an object in the
+// inventory must be a managed object type); the request body still names the collector.
+func (r *collectorReaper) serve(m *simulator.Method) (mo.Reference, bool) {
+	if m.Name != "DestroyCollector" || m.This.Type != "EventHistoryCollector" {
+		return nil, false
 	}
+	m.This = r.Self
+	return r, true
 }
 
 func (r *collectorReaper) DestroyCollector(ctx *simulator.Context, req *types.DestroyCollector) soap.HasFault {

@@ -29,7 +29,9 @@ func (s *Sim) handle(ctx *simulator.Context, m *simulator.Method) (mo.Reference,
 	if h, fault := s.polls.observe(ctx, m); h != nil || fault != nil {
 		return h, fault
 	}
-	s.reaper.redirect(m)
+	if h, ok := s.reaper.serve(m); ok {
+		return h, nil
+	}
 	if f := s.intercept.Load(); f != nil {
 		return (*f)(ctx, m)
 	}
