@@ -90,5 +90,7 @@ func TestSessionEndedByVCenter(t *testing.T) {
 	}
 	h.waitUntil("the out-of-band power-on undone", func() bool {
 		return h.eventCount(v, events.TypeVirtualMachinePoweredOff) == 2 && h.vcPower(v) == types.VirtualMachinePowerStatePoweredOff
-	}, func() string { return fmt.Sprint(h.eventCount(v, events.TypeVirtualMachinePoweredOff), " poweredoff events") })
+	}, func() string {
+		return fmt.Sprint(h.eventCount(v, events.TypeVirtualMachinePoweredOff), " poweredoff events")
+	})
 }
