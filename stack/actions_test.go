@@ -27,7 +27,7 @@ import (
 // Restarting until status.lastRestartTime reaches the request.
 func TestActions(t *testing.T) {
 	tp := startTopology(t)
-	vc, err := vcenter.Connect(t.Context(), tp.vcenterURL(t))
+	vc, err := vcenter.Connect(t.Context(), tp.vcenter(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"net/url"
 	"path"
 	"sync"
 	"testing"
@@ -47,16 +46,16 @@ type directZone struct {
 
 // connectDirect logs in to vCenter and looks up what a deploy needs, as placement does
 // once: the image's library item, the VM folder, each zone's resource pool and datastore.
-func connectDirect(b *testing.B, u *url.URL) *directPath {
+func connectDirect(b *testing.B, e vmopvc.Endpoint) *directPath {
 	b.Helper()
 	ctx := context.Background()
-	c, err := vmopvc.Connect(ctx, u)
+	c, err := vmopvc.Connect(ctx, e)
 	if err != nil {
 		b.Fatal(err)
 	}
-	rc := rest.NewClient(c.Client)
-	if err := rc.Login(ctx, u.User); err != nil {
-		b.Fatalf("vapi login: %v", err)
+	rc, err := vmopvc.LoginREST(ctx, c, e.URL.User)
+	if err != nil {
+		b.Fatal(err)
 	}
 	b.Cleanup(func() {
 		_ = rc.Logout(context.Background())

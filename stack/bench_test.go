@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	vmopvc "github.com/vmop/vmop/pkg/vcenter"
 )
 
 // Benchmark settings: `go test -run '^$' -bench Pipeline -vms 50 ./stack` (make bench runs
@@ -127,7 +129,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // benchStack is `vmop all` running in the benchmark process.
 type benchStack struct {
 	api     *apiClient
-	vcenter *url.URL
+	vcenter vmopvc.Endpoint
 }
 
 // startBenchStack runs the stack on free ports, with vcsim at a known address so the
@@ -180,8 +182,10 @@ func startBenchStack(b *testing.B) *benchStack {
 		}
 		return api.exists(classPath) && api.exists(imagePath)
 	})
-	return &benchStack{api: api, vcenter: &url.URL{Scheme: "https", Host: vcsimAddr, Path: "/sdk",
-		User: url.UserPassword(cfg.VCenterUser, cfg.VCenterPassword)}}
+	return &benchStack{api: api, vcenter: vmopvc.Endpoint{
+		URL:    &url.URL{Scheme: "https", Host: vcsimAddr, Path: "/sdk", User: url.UserPassword(cfg.VCenterUser, cfg.VCenterPassword)},
+		CAFile: vcsimCertFile(cfg),
+	}}
 }
 
 func freeBenchAddr(b *testing.B) string {

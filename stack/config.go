@@ -26,6 +26,9 @@ type config struct {
 	// MaxWatchesPerUser (VMOP_MAX_WATCHES_PER_USER, default 100) is how many watches one
 	// user may have open on the API; more are 429.
 	MaxWatchesPerUser int
+	// VCenterTLS (VMOP_VCENTER_CA_FILE, _THUMBPRINT, _INSECURE) is how the certificate of
+	// VMOP_VCENTER_URL is trusted: config_vcenter.go.
+	VCenterTLS vcenterTLS
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -43,7 +46,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		NATSURL:         getenv("VMOP_NATS_URL"),
 		VCenterURL:      getenv("VMOP_VCENTER_URL"),
 		VCenterUser:     or("VMOP_VCENTER_USER", "admin"),
-		VCenterPassword: or("VMOP_VCENTER_PASSWORD", "vmop-secret"),
+		VCenterPassword: getenv("VMOP_VCENTER_PASSWORD"), // or _FILE, or the default: loadVCenter
+	}
+	if err := c.loadVCenter(getenv); err != nil {
+		return c, err
 	}
 	for _, u := range strings.Split(getenv("VMOP_PRIVILEGED_USERS"), ",") {
 		if u = strings.TrimSpace(u); u != "" {

@@ -43,7 +43,7 @@ spec:
 // members and Ready.
 func TestGroupBootOrder(t *testing.T) {
 	tp := startTopology(t)
-	vc, err := vcenter.Connect(t.Context(), tp.vcenterURL(t))
+	vc, err := vcenter.Connect(t.Context(), tp.vcenter(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -44,7 +43,7 @@ func vmNamed(name, metadata string) string {
 // vCenter and back, through every service run as its own role.
 func TestPipeline(t *testing.T) {
 	tp := startTopology(t)
-	vc, err := vcenter.Connect(t.Context(), tp.vcenterURL(t))
+	vc, err := vcenter.Connect(t.Context(), tp.vcenter(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,13 +196,17 @@ spec:
 	})
 }
 
-func (tp *topology) vcenterURL(t *testing.T) *url.URL {
-	u, err := url.Parse(tp.env["VMOP_VCENTER_URL"])
+// vcenter is the topology's vcsim as its services reach it.
+func (tp *topology) vcenter(t *testing.T) vcenter.Endpoint {
+	c, err := loadConfig(func(k string) string { return tp.env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.User = url.UserPassword("admin", "vmop-secret")
-	return u
+	e, err := vcenterEndpoint(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 // apply sends YAML through kubectl apply as the given context ("" = admin).

@@ -27,7 +27,7 @@ import (
 // NA cells change nothing, refused cells get 422 with the field path and change nothing.
 func TestPowerTransitions(t *testing.T) {
 	tp := startTopology(t)
-	vc, err := vcenter.Connect(t.Context(), tp.vcenterURL(t))
+	vc, err := vcenter.Connect(t.Context(), tp.vcenter(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestPowerTransitions(t *testing.T) {
 // leaves the VM running; once Tools run the guest is shut down.
 func TestSoftPowerOffThroughTheAPI(t *testing.T) {
 	tp := startTopology(t)
-	vc, err := vcenter.Connect(t.Context(), tp.vcenterURL(t))
+	vc, err := vcenter.Connect(t.Context(), tp.vcenter(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // and memory; the next power-on keeps them.
 func TestResizeByClass(t *testing.T) {
 	tp := startTopology(t)
-	vc, err := vcenter.Connect(t.Context(), tp.vcenterURL(t))
+	vc, err := vcenter.Connect(t.Context(), tp.vcenter(t))
 	if err != nil {
 		t.Fatal(err)
 	}

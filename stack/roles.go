@@ -16,6 +16,7 @@ import (
 
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
 	"github.com/vmop/vmop/services/api"
 	"github.com/vmop/vmop/services/crypto"
 	"github.com/vmop/vmop/services/network"
@@ -26,26 +27,26 @@ import (
 
 type jsFunc func(ctx context.Context, js jetstream.JetStream) error
 
-// serviceFunc runs one VirtualMachine service against NATS and the vCenter at vc (with
-// user:password), with the stack's configuration c.
-type serviceFunc func(ctx context.Context, js jetstream.JetStream, vc *url.URL, c config) error
+// serviceFunc runs one VirtualMachine service against NATS and the vCenter vc, with the
+// stack's configuration c.
+type serviceFunc func(ctx context.Context, js jetstream.JetStream, vc vcenter.Endpoint, c config) error
 
 // serviceRuns are the five VirtualMachine services by name.
 var serviceRuns = map[string]serviceFunc{
-	model.ServicePlacement: func(ctx context.Context, js jetstream.JetStream, vc *url.URL, _ config) error {
-		return placement.Run(ctx, placement.Config{JetStream: js, VCenterURL: vc})
+	model.ServicePlacement: func(ctx context.Context, js jetstream.JetStream, vc vcenter.Endpoint, _ config) error {
+		return placement.Run(ctx, placement.Config{JetStream: js, VCenter: vc})
 	},
-	model.ServicePower: func(ctx context.Context, js jetstream.JetStream, vc *url.URL, c config) error {
-		return power.Run(ctx, power.Config{JetStream: js, VCenterURL: vc, TrySoftTimeout: c.TrySoftTimeout})
+	model.ServicePower: func(ctx context.Context, js jetstream.JetStream, vc vcenter.Endpoint, c config) error {
+		return power.Run(ctx, power.Config{JetStream: js, VCenter: vc, TrySoftTimeout: c.TrySoftTimeout})
 	},
-	model.ServiceStorage: func(ctx context.Context, js jetstream.JetStream, vc *url.URL, _ config) error {
-		return storage.Run(ctx, storage.Config{JetStream: js, VCenterURL: vc})
+	model.ServiceStorage: func(ctx context.Context, js jetstream.JetStream, vc vcenter.Endpoint, _ config) error {
+		return storage.Run(ctx, storage.Config{JetStream: js, VCenter: vc})
 	},
-	model.ServiceNetwork: func(ctx context.Context, js jetstream.JetStream, vc *url.URL, _ config) error {
-		return network.Run(ctx, network.Config{JetStream: js, VCenterURL: vc})
+	model.ServiceNetwork: func(ctx context.Context, js jetstream.JetStream, vc vcenter.Endpoint, _ config) error {
+		return network.Run(ctx, network.Config{JetStream: js, VCenter: vc})
 	},
-	model.ServiceCrypto: func(ctx context.Context, js jetstream.JetStream, vc *url.URL, _ config) error {
-		return crypto.Run(ctx, crypto.Config{JetStream: js, VCenterURL: vc})
+	model.ServiceCrypto: func(ctx context.Context, js jetstream.JetStream, vc vcenter.Endpoint, _ config) error {
+		return crypto.Run(ctx, crypto.Config{JetStream: js, VCenter: vc})
 	},
 }
 
@@ -54,11 +55,11 @@ var serviceRuns = map[string]serviceFunc{
 // embedded vcsim.
 func withVCenter(f serviceFunc, c config) jsFunc {
 	return func(ctx context.Context, js jetstream.JetStream) error {
-		u, err := vcenterURL(c)
+		e, err := vcenterEndpoint(c)
 		if err != nil {
 			return err
 		}
-		return f(ctx, js, u, c)
+		return explainTrust(f(ctx, js, e, c))
 	}
 }
 
@@ -107,16 +108,15 @@ func runAll(ctx context.Context, c config) error {
 		slog.Info("embedded NATS", "url", "nats://"+c.NATSAddr)
 	}
 	if c.VCenterURL == "" {
-		sim, err := inventory.StartSim(ctx, inventory.SimConfig{Listen: c.VCSimAddr, Username: c.VCenterUser, Password: c.VCenterPassword})
+		sim, err := startVCSim(ctx, c)
 		if err != nil {
-			return fmt.Errorf("start vcsim: %w", err)
-		}
-		defer sim.Close()
-		c.VCenterURL = sim.URL.String()
-		if err := seedVCenter(ctx, c); err != nil {
 			return err
 		}
-		slog.Info("embedded vcsim", "url", (&url.URL{Scheme: sim.URL.Scheme, Host: sim.URL.Host, Path: sim.URL.Path}).String())
+		defer sim.Close()
+		// Every part trusts it as it would an outside vCenter: by its certificate.
+		c.VCenterURL, c.VCenterTLS = sim.URL.String(), vcenterTLS{CAFile: vcsimCertFile(c)}
+		slog.Info("embedded vcsim", "url", (&url.URL{Scheme: sim.URL.Scheme, Host: sim.URL.Host, Path: sim.URL.Path}).String(),
+			"ca", vcsimCertFile(c))
 	}
 	nc, js, err := connect(c.NATSURL, ns, "vmop")
 	if err != nil {
@@ -186,8 +186,9 @@ func inventoryObjects(ctx context.Context, c config) ([]map[string]any, error) {
 	defer tick.Stop()
 	for {
 		objs, err := readInventory(ctx, c)
-		if err == nil {
-			return objs, nil
+		var untrusted *vcenter.CertificateError
+		if err == nil || errors.As(err, &untrusted) {
+			return objs, err // waiting would not make the certificate trusted
 		}
 		slog.Info("waiting for the vCenter inventory", "err", err)
 		select {
@@ -207,45 +208,73 @@ func readInventory(ctx context.Context, c config) ([]map[string]any, error) {
 	return inventory.Objects(ctx, client, login)
 }
 
-// seedVCenter builds the inventory in the configured vCenter (our vcsim); idempotent.
-func seedVCenter(ctx context.Context, c config) error {
-	client, login, err := connectVCenter(ctx, c)
+// startVCSim starts vcsim on VMOP_VCSIM_ADDR, its certificate kept in $VMOP_DATA/vcsim,
+// and seeds it with the inventory (idempotent).
+func startVCSim(ctx context.Context, c config) (*inventory.Sim, error) {
+	sim, err := inventory.StartSim(ctx, inventory.SimConfig{
+		Listen: c.VCSimAddr, Username: c.VCenterUser, Password: c.VCenterPassword, CertDir: filepath.Dir(vcsimCertFile(c)),
+	})
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("start vcsim: %w", err)
 	}
-	defer client.Logout(context.Background())
-	if err := inventory.Seed(ctx, client, login); err != nil {
-		return fmt.Errorf("seed vCenter: %w", err)
+	client, err := vcenter.Connect(ctx, sim.Endpoint())
+	if err == nil {
+		err = inventory.Seed(ctx, client, sim.URL.User)
+		vcenter.Logout(ctx, client)
 	}
-	return nil
+	if err != nil {
+		sim.Close()
+		return nil, fmt.Errorf("seed vcsim: %w", err)
+	}
+	return sim, nil
+}
+
+// vcsimCertFile is where vcsim's certificate is, for the parts that connect to it.
+func vcsimCertFile(c config) string {
+	return filepath.Join(c.Data, "vcsim", inventory.SimCertFile)
 }
 
 // connectVCenter logs in to VMOP_VCENTER_URL; the login is also what the vAPI (REST) side needs.
 func connectVCenter(ctx context.Context, c config) (*govmomi.Client, *url.Userinfo, error) {
-	u, err := vcenterURL(c)
+	e, err := vcenterEndpoint(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := govmomi.NewClient(ctx, u, true)
+	client, err := vcenter.Connect(ctx, e)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to vCenter %s: %w", u.Host, err)
+		return nil, nil, explainTrust(err)
 	}
-	return client, u.User, nil
+	return client, e.URL.User, nil
 }
 
-// vcenterURL is VMOP_VCENTER_URL with the configured credentials unless it carries its own.
-func vcenterURL(c config) (*url.URL, error) {
+// vcenterEndpoint is VMOP_VCENTER_URL, with the configured credentials unless it carries
+// its own, and the configured trust.
+func vcenterEndpoint(c config) (vcenter.Endpoint, error) {
 	if c.VCenterURL == "" {
-		return nil, errors.New("VMOP_VCENTER_URL is required for a single role")
+		return vcenter.Endpoint{}, errors.New("VMOP_VCENTER_URL is required for a single role")
 	}
-	u, err := url.Parse(c.VCenterURL)
+	u, err := parseVCenterURL(c.VCenterURL)
 	if err != nil {
-		return nil, fmt.Errorf("VMOP_VCENTER_URL: %w", err)
+		return vcenter.Endpoint{}, err
 	}
-	if u.User == nil {
-		u.User = url.UserPassword(c.VCenterUser, c.VCenterPassword)
+	if _, ok := u.User.Password(); !ok {
+		user := c.VCenterUser
+		if u.User != nil {
+			user = u.User.Username()
+		}
+		u.User = url.UserPassword(user, c.VCenterPassword)
 	}
-	return u, nil
+	t := c.VCenterTLS
+	return vcenter.Endpoint{URL: u, CAFile: t.CAFile, Thumbprint: t.Thumbprint, Insecure: t.Insecure}, nil
+}
+
+// explainTrust names the settings that make an untrusted vCenter certificate trusted.
+func explainTrust(err error) error {
+	var untrusted *vcenter.CertificateError
+	if !errors.As(err, &untrusted) {
+		return err
+	}
+	return fmt.Errorf("%w: set VMOP_VCENTER_CA_FILE to a PEM file of its CA, or VMOP_VCENTER_THUMBPRINT to that thumbprint once checked against vCenter's own, or VMOP_VCENTER_INSECURE=true to skip verification", err)
 }
 
 // runNATS is the NATS role for compose when no separate nats image is used.
@@ -259,18 +288,15 @@ func runNATS(ctx context.Context, c config) error {
 	return nil
 }
 
-// runVCSim is vcsim alone, seeded with the inventory.
+// runVCSim is vcsim alone, seeded with the inventory; the other parts trust its
+// certificate file (VMOP_VCENTER_CA_FILE).
 func runVCSim(ctx context.Context, c config) error {
-	sim, err := inventory.StartSim(ctx, inventory.SimConfig{Listen: c.VCSimAddr, Username: c.VCenterUser, Password: c.VCenterPassword})
+	sim, err := startVCSim(ctx, c)
 	if err != nil {
 		return err
 	}
 	defer sim.Close()
-	c.VCenterURL = sim.URL.String()
-	if err := seedVCenter(ctx, c); err != nil {
-		return err
-	}
-	slog.Info("vcsim ready", "addr", c.VCSimAddr)
+	slog.Info("vcsim ready", "addr", c.VCSimAddr, "ca", vcsimCertFile(c))
 	<-ctx.Done()
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -32,6 +33,12 @@ func freeAddr(t *testing.T) string {
 // startStack runs the whole stack and waits until kubectl sees the seeded inventory.
 func startStack(t *testing.T) *stack {
 	t.Helper()
+	return startStackWith(t, nil)
+}
+
+// startStackWith is startStack with more settings.
+func startStackWith(t *testing.T, settings map[string]string) *stack {
+	t.Helper()
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Fatalf("kubectl is required for the end-to-end tests: %v", err)
 	}
@@ -42,6 +49,7 @@ func startStack(t *testing.T) *stack {
 		"VMOP_NATS_ADDR":  freeAddr(t),
 		"VMOP_VCSIM_ADDR": "127.0.0.1:0",
 	}
+	maps.Copy(env, settings)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, "all", func(k string) string { return env[k] }) }()

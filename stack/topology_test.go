@@ -29,6 +29,9 @@ func startTopology(t *testing.T) *topology {
 			"VMOP_NATS_URL":    "nats://" + natsAddr,
 			"VMOP_VCSIM_ADDR":  vcsimAddr,
 			"VMOP_VCENTER_URL": "https://" + vcsimAddr + "/sdk",
+			// As in compose: the vcsim role keeps its certificate in its data directory.
+			"VMOP_VCENTER_CA_FILE":  filepath.Join(data, "vcsim", "tls.crt"),
+			"VMOP_VCENTER_PASSWORD": "vmop-secret",
 		},
 		stops: map[string]func(){},
 	}

@@ -11,6 +11,9 @@ import (
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/soap"
+
+	"github.com/vmop/vmop/pkg/vcenter"
 
 	// vCenter endpoints beyond SOAP, mounted because RegisterEndpoints is set: vAPI (tags, content
 	// library, sessions), key providers, namespaces and VM classes, PBM, CNS and the FCD catalog.
@@ -30,6 +33,9 @@ type SimConfig struct {
 	// Username and Password are the only credentials accepted; empty means any credentials are
 	// accepted and the URL carries vcsim's default "user:pass".
 	Username, Password string
+	// CertDir, when set, keeps the serving certificate there (SimCertFile, with its key), so
+	// that vcsim keeps its identity across restarts and other processes can verify it.
+	CertDir string
 }
 
 // Sim is an embedded vcsim serving HTTPS, like vCenter. Its inventory is empty apart from vcsim's
@@ -37,10 +43,13 @@ type SimConfig struct {
 type Sim struct {
 	// URL is the SDK endpoint with credentials, e.g. https://user:pass@127.0.0.1:8989/sdk.
 	URL *url.URL
+	// Thumbprint is the SHA-256 thumbprint of the serving certificate.
+	Thumbprint string
 
 	model     *simulator.Model
 	server    *simulator.Server
 	polls     *longPolls
+	reaper    *collectorReaper
 	intercept atomic.Pointer[Interceptor] // see Intercept
 	closeOnce sync.Once
 }
@@ -70,14 +79,15 @@ func StartSim(ctx context.Context, cfg SimConfig) (*Sim, error) {
 	}
 
 	polls := newLongPolls()
-	sim := &Sim{model: m, polls: polls}
+	sim := &Sim{model: m, polls: polls, reaper: &collectorReaper{Self: collectorReaperRef}}
 	m.Service.RegisterEndpoints = true
 	m.Service.Listen = &url.URL{Host: listen, User: user}
-	cert, err := simCertificate()
+	cert, err := simCertificate(cfg.CertDir, simHosts(listen))
 	if err != nil {
 		m.Remove()
 		return nil, err
 	}
+	sim.Thumbprint = soap.ThumbprintSHA256(cert.Leaf)
 	m.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	m.Map().Handler = sim.handle
 
@@ -100,13 +110,14 @@ func newServer(m *simulator.Model) (s *simulator.Server, err error) {
 	return m.Service.NewServer(), nil
 }
 
+// Endpoint is the simulator for vcenter.Connect, trusted by its certificate's thumbprint.
+func (s *Sim) Endpoint() vcenter.Endpoint {
+	return vcenter.Endpoint{URL: s.URL, Thumbprint: s.Thumbprint}
+}
+
 // Client logs in to the simulator with a new govmomi client.
 func (s *Sim) Client(ctx context.Context) (*govmomi.Client, error) {
-	c, err := govmomi.NewClient(ctx, s.URL, true)
-	if err != nil {
-		return nil, fmt.Errorf("connect to vcsim %s: %w", s.URL.Host, err)
-	}
-	return c, nil
+	return vcenter.Connect(ctx, s.Endpoint())
 }
 
 // Close stops the server and deletes the simulator's datastore directories. In-flight

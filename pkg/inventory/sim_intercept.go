@@ -23,11 +23,14 @@ func (s *Sim) Intercept(f Interceptor) {
 	s.intercept.Store(&f)
 }
 
-// handle is the registry's method handler: the long-poll bookkeeping, then the test's
-// interceptor.
+// handle is the registry's method handler: the long-poll bookkeeping, event collectors'
+// destruction, then the test's interceptor.
 func (s *Sim) handle(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
 	if h, fault := s.polls.observe(ctx, m); h != nil || fault != nil {
 		return h, fault
+	}
+	if h, ok := s.reaper.serve(m); ok {
+		return h, nil
 	}
 	if f := s.intercept.Load(); f != nil {
 		return (*f)(ctx, m)

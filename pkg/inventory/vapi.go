@@ -3,11 +3,12 @@ package inventory
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/url"
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/vapi/rest"
+
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // vapiSession opens a vAPI (REST) session next to c's SOAP session. vCenter's REST endpoints do
@@ -16,11 +17,7 @@ func vapiSession(ctx context.Context, c *govmomi.Client, login *url.Userinfo) (*
 	if login == nil {
 		return nil, errors.New("vapi login: no credentials")
 	}
-	rc := rest.NewClient(c.Client)
-	if err := rc.Login(ctx, login); err != nil {
-		return nil, fmt.Errorf("vapi login to %s: %w", c.URL().Host, err)
-	}
-	return rc, nil
+	return vcenter.LoginREST(ctx, c, login)
 }
 
 // closeVAPISession ends the session; a failure only leaves a session to expire on the server.

@@ -3,6 +3,7 @@ package vcenter_test
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"testing"
 
 	"github.com/vmware/govmomi/object"
@@ -27,9 +28,9 @@ func TestIsFault(t *testing.T) {
 	var mvm mo.VirtualMachine
 	soapErr := gone.Properties(ctx, gone.Reference(), []string{"name"}, &mvm)
 
-	unreachable := *sim.url
-	unreachable.Host = "127.0.0.1:1"
-	_, dialErr := vcenter.Connect(ctx, &unreachable)
+	unreachable := sim.endpoint
+	unreachable.URL = &url.URL{Scheme: "https", Host: "127.0.0.1:1", Path: "/sdk", User: sim.endpoint.URL.User}
+	_, dialErr := vcenter.Connect(ctx, unreachable)
 
 	tests := []struct {
 		name string

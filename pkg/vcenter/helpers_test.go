@@ -1,13 +1,15 @@
 package vcenter_test
 
 import (
-	"net/url"
+	"crypto/tls"
 	"testing"
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/simulator"
+	_ "github.com/vmware/govmomi/vapi/simulator"
+	"github.com/vmware/govmomi/vim25/soap"
 
 	"github.com/vmop/vmop/pkg/vcenter"
 )
@@ -15,9 +17,10 @@ import (
 // simulated is a vcsim vCenter with a client connected through vcenter.Connect and one
 // of its (powered-on) VMs.
 type simulated struct {
-	url *url.URL
-	c   *govmomi.Client
-	vm  *object.VirtualMachine
+	endpoint vcenter.Endpoint // trusted by its certificate's thumbprint
+	server   *simulator.Server
+	c        *govmomi.Client
+	vm       *object.VirtualMachine
 }
 
 func simulate(t *testing.T) simulated {
@@ -27,9 +30,12 @@ func simulate(t *testing.T) simulated {
 	if err := m.Create(); err != nil {
 		t.Fatal(err)
 	}
+	m.Service.RegisterEndpoints = true // the vAPI (REST) endpoints
+	m.Service.TLS = new(tls.Config)    // net/http's self-signed test certificate
 	s := m.Service.NewServer()
 	t.Cleanup(s.Close)
-	c, err := vcenter.Connect(t.Context(), s.URL)
+	endpoint := vcenter.Endpoint{URL: s.URL, Thumbprint: soap.ThumbprintSHA256(s.Certificate())}
+	c, err := vcenter.Connect(t.Context(), endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,5 +43,5 @@ func simulate(t *testing.T) simulated {
 	if err != nil || len(vms) == 0 {
 		t.Fatalf("simulator VMs: %v", err)
 	}
-	return simulated{url: s.URL, c: c, vm: vms[0]}
+	return simulated{endpoint: endpoint, server: s, c: c, vm: vms[0]}
 }

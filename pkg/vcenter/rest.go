@@ -11,12 +11,14 @@ import (
 	"github.com/vmware/govmomi/vapi/rest"
 )
 
-// LoginREST opens the vAPI (REST) session beside c's SOAP one, kept from idling out: the
-// content library and tags are only there, and their endpoints do not accept the SOAP
-// session, so they need a login of their own.
+// LoginREST opens the vAPI (REST) session beside c's SOAP one (over the same verified
+// TLS), kept from idling out and logged in again when vCenter forgets it: the content
+// library and tags are only there, and their endpoints do not accept the SOAP session, so
+// they need a login of their own.
 func LoginREST(ctx context.Context, c *govmomi.Client, login *url.Userinfo) (*rest.Client, error) {
 	rc := rest.NewClient(c.Client)
-	rc.Transport = keepalive.NewHandlerREST(rc, time.Minute, nil)
+	rc.Transport = &reloginREST{next: rc.Transport, rc: rc, user: login}
+	rc.Transport = keepalive.NewHandlerREST(rc, keepaliveIdle, nil)
 	if err := rc.Login(ctx, login); err != nil {
 		return nil, fmt.Errorf("vapi login to %s: %w", c.URL().Host, err)
 	}

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/url"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,9 +24,9 @@ import (
 // Config is what the service needs.
 type Config struct {
 	JetStream jetstream.JetStream
-	// VCenterURL is the vCenter SDK endpoint with credentials (user:password).
-	VCenterURL *url.URL
-	Logger     *slog.Logger // slog.Default() when nil
+	// VCenter is the vCenter SDK endpoint (with user:password) and how to trust it.
+	VCenter vcenter.Endpoint
+	Logger  *slog.Logger // slog.Default() when nil
 }
 
 // resync re-reads every VM this often: a VM encrypted in vCenter announces nothing.
@@ -35,13 +34,13 @@ const resync = 5 * time.Minute
 
 // Run reconciles VirtualMachines until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	if cfg.VCenterURL == nil {
+	if cfg.VCenter.URL == nil {
 		return errors.New("crypto: no vCenter URL configured")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	vc, err := vcenter.Connect(ctx, cfg.VCenterURL)
+	vc, err := vcenter.Connect(ctx, cfg.VCenter)
 	if err != nil {
 		return err
 	}

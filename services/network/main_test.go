@@ -34,6 +34,6 @@ func TestMain(m *testing.M) {
 func startService(t *testing.T) jetstream.JetStream {
 	t.Helper()
 	return vc.Serve(t, func(ctx context.Context, js jetstream.JetStream) error {
-		return Run(ctx, Config{JetStream: js, VCenterURL: vc.Sim.URL})
+		return Run(ctx, Config{JetStream: js, VCenter: vc.Sim.Endpoint()})
 	}, "storageclasses", "virtualmachineclasses")
 }

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"net/url"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -32,9 +31,9 @@ import (
 // Config is what the service needs.
 type Config struct {
 	JetStream jetstream.JetStream
-	// VCenterURL is the vCenter SDK endpoint with credentials (user:password).
-	VCenterURL *url.URL
-	Logger     *slog.Logger // slog.Default() when nil
+	// VCenter is the vCenter SDK endpoint (with user:password) and how to trust it.
+	VCenter vcenter.Endpoint
+	Logger  *slog.Logger // slog.Default() when nil
 
 	// Pools are the IPv4 address pools by network name: an interface on such a network
 	// that sets neither addresses nor DHCP gets an address of the pool, and the pool's
@@ -68,7 +67,7 @@ const resync = 5 * time.Minute
 
 // Run reconciles VirtualMachines until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	if cfg.VCenterURL == nil {
+	if cfg.VCenter.URL == nil {
 		return errors.New("network: no vCenter URL configured")
 	}
 	if cfg.Logger == nil {
@@ -88,7 +87,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("network: %w", err)
 	}
-	vc, err := vcenter.Connect(ctx, cfg.VCenterURL)
+	vc, err := vcenter.Connect(ctx, cfg.VCenter)
 	if err != nil {
 		return err
 	}

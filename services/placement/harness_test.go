@@ -57,7 +57,7 @@ func (h *harness) runService() {
 	ctx, cancel := context.WithCancel(h.ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Config{JetStream: h.js, VCenterURL: seeded.sim.URL, Logger: testLogger()})
+		done <- Run(ctx, Config{JetStream: h.js, VCenter: seeded.sim.Endpoint(), Logger: testLogger()})
 	}()
 	h.t.Cleanup(func() {
 		cancel()
@@ -74,7 +74,7 @@ func testLogger() *slog.Logger {
 // newTestReconciler is the service's reconciler without its loop, for tests that drive
 // reconciles themselves.
 func (h *harness) newTestReconciler() *reconciler {
-	vc, err := openSession(h.ctx, seeded.sim.URL)
+	vc, err := openSession(h.ctx, seeded.sim.Endpoint())
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -21,13 +20,14 @@ import (
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // Config is what the service needs.
 type Config struct {
-	JetStream  jetstream.JetStream
-	VCenterURL *url.URL // the SDK endpoint with user:password
-	Logger     *slog.Logger
+	JetStream jetstream.JetStream
+	VCenter   vcenter.Endpoint // the SDK endpoint with user:password, and how to trust it
+	Logger    *slog.Logger
 }
 
 // Plurals of the kinds the service reads.
@@ -53,13 +53,13 @@ const (
 
 // Run reconciles VirtualMachines until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	if cfg.VCenterURL == nil {
+	if cfg.VCenter.URL == nil {
 		return errors.New("placement: no vCenter URL")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	vc, err := openSession(ctx, cfg.VCenterURL)
+	vc, err := openSession(ctx, cfg.VCenter)
 	if err != nil {
 		return fmt.Errorf("placement: %w", err)
 	}

@@ -18,17 +18,17 @@ type session struct {
 	login *url.Userinfo
 }
 
-func openSession(ctx context.Context, u *url.URL) (*session, error) {
-	c, err := vcenter.Connect(ctx, u)
+func openSession(ctx context.Context, e vcenter.Endpoint) (*session, error) {
+	c, err := vcenter.Connect(ctx, e)
 	if err != nil {
 		return nil, err
 	}
-	rc, err := vcenter.LoginREST(ctx, c, u.User)
+	rc, err := vcenter.LoginREST(ctx, c, e.URL.User)
 	if err != nil {
 		_ = c.Logout(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	return &session{c: c, rest: rc, login: u.User}, nil
+	return &session{c: c, rest: rc, login: e.URL.User}, nil
 }
 
 // close logs out, which also stops the keep-alive loops; a failure only leaves sessions

@@ -14,7 +14,7 @@ import (
 // returns once that reconcile finished. A failed reconcile is logged and retried like
 // any triggered one.
 func ReconcileOnce(ctx context.Context, cfg Config, ref events.Ref) error {
-	vc, err := vcenter.Connect(ctx, cfg.VCenterURL)
+	vc, err := vcenter.Connect(ctx, cfg.VCenter)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net/url"
 	"os"
 	"sort"
 	"sync"
@@ -25,6 +24,7 @@ import (
 	"github.com/vmop/vmop/pkg/events/eventstest"
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
 	"github.com/vmop/vmop/services/power"
 )
 
@@ -33,9 +33,9 @@ import (
 // network and crypto do when a group changes a member's power state.
 type groupHarness struct {
 	*harness
-	url  *url.URL
-	mu   sync.Mutex
-	stop func() // stops the running service; nil when stopped
+	vcenter vcenter.Endpoint
+	mu      sync.Mutex
+	stop    func() // stops the running service; nil when stopped
 }
 
 func startGroups(t *testing.T) *groupHarness {
@@ -54,7 +54,7 @@ func startGroups(t *testing.T) *groupHarness {
 		t.Fatal(err)
 	}
 	js, _ := eventstest.JetStream(t)
-	h := &groupHarness{harness: &harness{t: t, ctx: ctx, js: js, vc: vc}, url: sim.URL}
+	h := &groupHarness{harness: &harness{t: t, ctx: ctx, js: js, vc: vc}, vcenter: sim.Endpoint()}
 	h.followInputs()
 	h.run()
 	t.Cleanup(h.halt)
@@ -68,7 +68,7 @@ func (h *groupHarness) run() {
 	done := make(chan error, 1)
 	go func() {
 		done <- power.Run(ctx, power.Config{
-			JetStream: h.js, VCenterURL: h.url,
+			JetStream: h.js, VCenter: h.vcenter,
 			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		})
 	}()

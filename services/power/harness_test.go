@@ -73,7 +73,7 @@ func startWith(t *testing.T, cfg power.Config) *harness {
 	}
 
 	js, _ := eventstest.JetStream(t)
-	cfg.JetStream, cfg.VCenterURL = js, sim.URL
+	cfg.JetStream, cfg.VCenter = js, sim.Endpoint()
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	h := &harness{t: t, ctx: ctx, js: js, vc: vc, sim: sim, cfg: cfg}
 	h.run()

@@ -1,6 +1,7 @@
 package power
 
 import (
+	"crypto/tls"
 	"errors"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -25,9 +27,10 @@ func simVCenter(t *testing.T) *govmomi.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(m.Remove)
+	m.Service.TLS = new(tls.Config) // net/http's self-signed test certificate
 	s := m.Service.NewServer()
 	t.Cleanup(s.Close)
-	vc, err := vcenter.Connect(t.Context(), s.URL)
+	vc, err := vcenter.Connect(t.Context(), vcenter.Endpoint{URL: s.URL, Thumbprint: soap.ThumbprintSHA256(s.Certificate())})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/url"
 	"sync"
 	"time"
 
@@ -36,9 +35,9 @@ const (
 
 // Config is what the service needs.
 type Config struct {
-	JetStream  jetstream.JetStream
-	VCenterURL *url.URL // with user:password
-	Logger     *slog.Logger
+	JetStream jetstream.JetStream
+	VCenter   vcenter.Endpoint // with user:password, and how to trust it
+	Logger    *slog.Logger
 	// TrySoftTimeout is how long a TrySoft power-off, suspend or restart gives the guest
 	// before acting hard, unless the VM's power.vmop.dev/trysoft-timeout annotation says
 	// otherwise; also how long a Soft one waits before asking again. Zero means
@@ -57,14 +56,14 @@ const (
 
 // Run reconciles VirtualMachines until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	if cfg.VCenterURL == nil {
+	if cfg.VCenter.URL == nil {
 		return errors.New("power: no vCenter URL")
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	vc, err := vcenter.Connect(ctx, cfg.VCenterURL)
+	vc, err := vcenter.Connect(ctx, cfg.VCenter)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started
@@ -73,6 +72,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer vcenter.Logout(ctx, vc)
 
+	stop := ctx
 	r := newReconciler(cfg, vc, log)
 	rcfg := reconcileConfig(log)
 	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, r.reconcile)
@@ -89,7 +89,28 @@ func Run(ctx context.Context, cfg Config) error {
 	cancel()
 	watching.Wait() // the watch has cancelled its long poll: nothing requests reconciles any more
 	trigger.Wait()
-	return errors.Join(err, <-groups)
+	return withoutStop(stop, errors.Join(err, <-groups))
+}
+
+// withoutStop is err without the cancellations that are the stop the caller asked for
+// (ctx ended), e.g. of a stream setup still under way when the service is stopped.
+func withoutStop(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	var kept []error
+	var walk func(error)
+	walk = func(err error) {
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range joined.Unwrap() {
+				walk(e)
+			}
+		} else if err != nil && !errors.Is(err, context.Canceled) {
+			kept = append(kept, err)
+		}
+	}
+	walk(err)
+	return errors.Join(kept...)
 }
 
 // newReconciler is the service's reconciler for cfg; its wake is set by whoever runs it.

@@ -55,13 +55,17 @@ type watcher struct {
 // run watches until ctx ends, starting over after a failure. Each start reconciles every
 // VM, since changes may have happened while no watch was in place.
 //
-// The event collector lives as long as the session: it is reused when the watch starts
-// over and goes with the Logout that ends Run. It is not destroyed explicitly because
-// vcsim's DestroyCollector edits the collector list that PostEvent reads without a common
-// lock (govmomi v0.56.0 simulator/event_manager.go:148 vs history_collector.go:63), a
-// data race with every event posted afterwards in the same process.
+// The event collector is reused when the watch starts over, and destroyed when run ends:
+// a real vCenter frees it with the session, but vcsim keeps every collector ever made, even
+// after logout, and refuses a 33rd ("Too many event collectors to create"), so a service
+// restarted often enough would no longer see any VM change behind vmop's back.
 func (w *watcher) run(ctx context.Context) {
 	var collector *event.HistoryCollector
+	defer func() {
+		if collector != nil {
+			cleanup(collector.Destroy)
+		}
+	}()
 	delay := time.Second
 	for {
 		var err error
@@ -74,8 +78,11 @@ func (w *watcher) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if fault.Is(err, &types.ManagedObjectNotFound{}) {
-			collector = nil // e.g. the session was renewed: make a new one
+		if fault.Is(err, &types.ManagedObjectNotFound{}) && collector != nil {
+			// e.g. the session was renewed, which took its collector: make a new one (and
+			// destroy the old one in case what was not found was something else)
+			cleanup(collector.Destroy)
+			collector = nil
 		}
 		w.log.Warn("vCenter event watch failed; starting over", "err", err, "in", delay)
 		select {
@@ -100,6 +107,7 @@ func (w *watcher) newCollector(ctx context.Context) (*event.HistoryCollector, er
 		return nil, fmt.Errorf("create event collector: %w", err)
 	}
 	if err := collector.Reset(ctx); err != nil {
+		cleanup(collector.Destroy)
 		return nil, fmt.Errorf("position event collector: %w", err)
 	}
 	return collector, nil

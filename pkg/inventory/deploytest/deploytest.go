@@ -59,9 +59,8 @@ func (e *Env) init(ctx context.Context) (err error) {
 	if e.Objects, err = inventory.Objects(ctx, e.Client, e.Sim.URL.User); err != nil {
 		return fmt.Errorf("inventory objects: %w", err)
 	}
-	e.rest = rest.NewClient(e.Client.Client)
-	if err := e.rest.Login(ctx, e.Sim.URL.User); err != nil {
-		return fmt.Errorf("vapi login: %w", err)
+	if e.rest, err = vmopvc.LoginREST(ctx, e.Client, e.Sim.URL.User); err != nil {
+		return err
 	}
 	return nil
 }

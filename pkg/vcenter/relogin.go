@@ -1,0 +1,138 @@
+package vcenter
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"sync"
+
+	"github.com/vmware/govmomi/fault"
+	"github.com/vmware/govmomi/vapi/rest"
+	"github.com/vmware/govmomi/vim25/methods"
+	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// relogin sends SOAP calls and, when vCenter answers one with NotAuthenticated (it
+// restarted, or expired or terminated the session), logs in again and sends the call
+// once more: vCenter refused it before doing anything, so the repeat cannot do it twice.
+// Calls failing together log in once: only a call that went out with the current session
+// cookie logs in, the others retry with the cookie it got.
+type relogin struct {
+	soap    *soap.Client
+	user    *url.Userinfo
+	manager types.ManagedObjectReference // the SessionManager
+	mu      sync.Mutex
+}
+
+func (r *relogin) RoundTrip(ctx context.Context, req, res soap.HasFault) error {
+	switch req.(type) {
+	case *methods.LoginBody, *methods.LogoutBody:
+		return r.soap.RoundTrip(ctx, req, res)
+	}
+	sent := r.cookie()
+	err := r.soap.RoundTrip(ctx, req, res)
+	if !unauthenticated(err, res) {
+		return err
+	}
+	if err := r.login(ctx, sent); err != nil {
+		return err
+	}
+	// The failed answer's fault stays in res unless cleared: the repeat decodes into it.
+	body := reflect.ValueOf(res).Elem()
+	body.Set(reflect.Zero(body.Type()))
+	return r.soap.RoundTrip(ctx, req, res)
+}
+
+// unauthenticated: vCenter refused the call for want of a session. vcsim answers a
+// property read without one by reporting every property missing for NotAuthenticated.
+func unauthenticated(err error, res soap.HasFault) bool {
+	if err != nil {
+		return fault.Is(err, &types.NotAuthenticated{})
+	}
+	var objects []types.ObjectContent
+	switch r := res.(type) {
+	case *methods.RetrievePropertiesBody:
+		if r.Res != nil {
+			objects = r.Res.Returnval
+		}
+	case *methods.RetrievePropertiesExBody:
+		if r.Res != nil && r.Res.Returnval != nil {
+			objects = r.Res.Returnval.Objects
+		}
+	}
+	for _, o := range objects {
+		for _, m := range o.MissingSet {
+			if _, ok := m.Fault.Fault.(*types.NotAuthenticated); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (r *relogin) cookie() string {
+	if c := r.soap.SessionCookie(); c != nil {
+		return c.Value
+	}
+	return ""
+}
+
+// login opens a new session unless another call already replaced the one sent.
+func (r *relogin) login(ctx context.Context, sent string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cookie() != sent {
+		return nil
+	}
+	password, _ := r.user.Password()
+	req := types.Login{This: r.manager, UserName: r.user.Username(), Password: password}
+	if _, err := methods.Login(ctx, r.soap, &req); err != nil {
+		return fmt.Errorf("log in again to vCenter %s: %w", r.soap.URL().Host, err)
+	}
+	return nil
+}
+
+// reloginREST is relogin for the vAPI (REST) session: a 401 answer logs in again and the
+// request is sent once more with the new session, when its body can be sent again.
+type reloginREST struct {
+	next http.RoundTripper
+	rc   *rest.Client
+	user *url.Userinfo
+	mu   sync.Mutex
+}
+
+// sessionHeader carries the vAPI session (govmomi's vapi/internal.SessionCookieName).
+const sessionHeader = "vmware-api-session-id"
+
+func (r *reloginREST) RoundTrip(req *http.Request) (*http.Response, error) {
+	sent := req.Header.Get(sessionHeader)
+	res, err := r.next.RoundTrip(req)
+	if err != nil || res.StatusCode != http.StatusUnauthorized || sent == "" ||
+		req.Header.Get("Authorization") != "" || (req.Body != nil && req.GetBody == nil) {
+		return res, err // no session yet, a login, or a body that cannot be sent again
+	}
+	if err := r.login(req.Context(), sent); err != nil {
+		return res, nil // the 401, for the caller to report
+	}
+	retry := req.Clone(req.Context())
+	if req.GetBody != nil {
+		if retry.Body, err = req.GetBody(); err != nil {
+			return res, nil
+		}
+	}
+	_ = res.Body.Close()
+	retry.Header.Set(sessionHeader, r.rc.SessionID())
+	return r.next.RoundTrip(retry)
+}
+
+func (r *reloginREST) login(ctx context.Context, sent string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rc.SessionID() != sent {
+		return nil
+	}
+	return r.rc.Login(ctx, r.user)
+}
