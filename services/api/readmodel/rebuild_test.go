@@ -1,6 +1,7 @@
 package readmodel
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -161,5 +162,32 @@ func TestRestartKeepsTheEpoch(t *testing.T) {
 	changes := h.watch(WatchOptions{FromRV: rv})
 	if got, want := collect(t, changes, 1), []event{{Modified, "vm", fmt.Sprintf("%d.0", second)}}; !cmp.Equal(got, want) {
 		t.Errorf("watch from %s after the restart = %v, want %v", rv, got, want)
+	}
+}
+
+// A file of another schema version is emptied and folded again, under a new epoch.
+func TestOpenRebuildsAFileOfAnotherSchemaVersion(t *testing.T) {
+	h := newHarness(t)
+	vm := obj{ns: "ns1", name: "vm", uid: "vm"}
+	h.waitSpec(h.put(vm))
+	epoch := h.store.Epoch()
+	h.close()
+	db, err := sql.Open("sqlite3", h.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`PRAGMA user_version = 1`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	h.open()
+	h.fold()
+	h.waitCaughtUp()
+	if got := h.get(vm); got.UID != "vm" {
+		t.Errorf("object after the rebuild = %s", got.JSON)
+	}
+	if h.store.Epoch() == epoch {
+		t.Errorf("Epoch() = %s, the epoch of the other schema's file", epoch)
 	}
 }
