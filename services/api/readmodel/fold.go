@@ -28,10 +28,10 @@ const (
 // per Store.
 //
 // Before resuming it checks that the streams still hold the messages of the checkpoints;
-// if not, it rebuilds the projection from the streams under a new [Store.Epoch]. While a
-// projection that starts from nothing (a new file, a rebuild) catches up, the changes it
-// folds are live for current watches but not resumable: a resourceVersion from before the
-// catch-up gets [ErrGone], since the log does not hold the history as it happened.
+// if not, it rebuilds the projection from the streams under a new [Store.Epoch]. While the
+// rebuilt projection catches up, the changes it folds are live for current watches but not
+// resumable: a resourceVersion from before the catch-up gets [ErrGone], since the log does
+// not hold the history as it happened.
 func (s *Store) Fold(ctx context.Context, js jetstream.JetStream) error {
 	if !s.folding.CompareAndSwap(false, true) {
 		return errors.New("fold is already running")
@@ -47,11 +47,11 @@ func (s *Store) fold(ctx context.Context, js jetstream.JetStream) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	if err := s.verifyCheckpoints(ctx, js); err != nil {
+	rebuilding, err := s.verifyCheckpoints(ctx, js)
+	if err != nil {
 		return err
 	}
 	from := s.progress.checkpoints()
-	fromNothing := from == position{}
 	specs, specStart, err := openFeed(ctx, js, events.StreamSpecs, events.SpecFilter(""), from.spec)
 	if err != nil {
 		return err
@@ -69,7 +69,7 @@ func (s *Store) fold(ctx context.Context, js jetstream.JetStream) error {
 	var pumps sync.WaitGroup
 	pumps.Go(func() { pump(ctx, events.StreamSpecs, specs, in, errc) })
 	pumps.Go(func() { pump(ctx, events.StreamStatus, statuses, in, errc) })
-	err = s.foldLoop(ctx, in, errc, fromNothing)
+	err = s.foldLoop(ctx, in, errc, rebuilding)
 	cancel()
 	pumps.Wait()
 	return err
@@ -139,9 +139,9 @@ func pump(ctx context.Context, stream string, it jetstream.MessagesContext, out 
 	}
 }
 
-// foldLoop gathers messages into batches and commits them until ctx ends. fromNothing:
-// the projection started empty, and what it folds until it caught up is not resumable.
-func (s *Store) foldLoop(ctx context.Context, in <-chan inbound, errc <-chan error, fromNothing bool) error {
+// foldLoop gathers messages into batches and commits them until ctx ends. rebuilding: the
+// projection started over, and what it folds until it caught up is not resumable.
+func (s *Store) foldLoop(ctx context.Context, in <-chan inbound, errc <-chan error, rebuilding bool) error {
 	idle := time.NewTimer(walIdle)
 	defer idle.Stop()
 	dirty := false
@@ -161,7 +161,7 @@ func (s *Store) foldLoop(ctx context.Context, in <-chan inbound, errc <-chan err
 		case first = <-in:
 		}
 		msgs := gather(in, first)
-		if err := s.commit(msgs, fromNothing && !s.progress.caughtUp()); err != nil {
+		if err := s.commit(msgs, rebuilding && !s.progress.caughtUp()); err != nil {
 			return err
 		}
 		dirty = true

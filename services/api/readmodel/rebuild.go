@@ -14,29 +14,29 @@ import (
 // taken at. When one does not (the stream was recreated, restored from an older copy, or
 // lost acknowledged writes that the database kept), the projection is of another history:
 // it is emptied, under a new epoch, and the fold rebuilds it from the streams instead of
-// resuming at a position that means something else now.
-func (s *Store) verifyCheckpoints(ctx context.Context, js jetstream.JetStream) error {
+// resuming at a position that means something else now (startedOver).
+func (s *Store) verifyCheckpoints(ctx context.Context, js jetstream.JetStream) (startedOver bool, _ error) {
 	for _, stream := range []string{events.StreamSpecs, events.StreamStatus} {
 		mark, err := checkpoint(s.writer, stream)
 		if err != nil {
-			return err
+			return false, err
 		}
 		err = events.CheckMark(ctx, js, stream, mark)
 		if errors.Is(err, events.ErrDiverged) {
 			s.opts.logger.Warn("read model no longer matches the streams: rebuilding it", "err", err)
-			return s.startOver()
+			return true, s.startOver()
 		}
 		if err != nil {
-			return fmt.Errorf("verify read model checkpoint: %w", err)
+			return false, fmt.Errorf("verify read model checkpoint: %w", err)
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // startOver empties the projection under a new epoch and ends every watch: what they
 // were told may belong to the other history. The change log keeps its ids growing, so a
 // resumed watch cannot mistake a new change for one it saw; the fold that follows hides
-// everything it rebuilds from resumption (see [Store.fold]).
+// what it rebuilds from resumption (see [Store.Fold]).
 func (s *Store) startOver() error {
 	epoch := rand.Text()
 	tx, err := s.writer.Beginx()
@@ -68,9 +68,9 @@ func (s *Store) startOver() error {
 	return nil
 }
 
-// hideFromResumption records, while a projection that started from nothing catches up,
-// that the changes up to p are not in the log as they happened: a watch resuming from a
-// resourceVersion before p gets [ErrGone] and lists again, as after pruning.
+// hideFromResumption records, while a rebuilt projection catches up, that the changes up
+// to p are not in the log as they happened: a watch resuming from a resourceVersion before
+// p (of the other history) gets [ErrGone] and lists again, as after pruning.
 func (b *batch) hideFromResumption(p position) error {
 	_, err := b.tx.Exec(`UPDATE log_horizon SET
 			pruned_spec_seq = MAX(pruned_spec_seq, ?), pruned_status_seq = MAX(pruned_status_seq, ?)`,
