@@ -98,8 +98,9 @@ func runAnnouncer(ctx context.Context, js jetstream.JetStream, rm *readmodel.Sto
 
 // run watches from the cursor, again whenever the read model ends a watch (a slow
 // watcher is dropped). Without a cursor — a new state, a cursor of another read model
-// epoch, or one the change log no longer reaches back to — it compares the current objects with what it announced and
-// announces the difference (a new state adopts them instead), then follows from there.
+// epoch, or one the change log no longer reaches back to — it compares the current
+// objects with what it announced and announces the difference (a new state adopts them
+// instead), then follows from there.
 func (a *announcer) run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		opts := readmodel.WatchOptions{Plural: vmPlural, FromRV: a.cursor}

@@ -28,7 +28,8 @@ type Store struct {
 // Epoch names the history this projection was folded from. It changes when the projection
 // starts over: a new file, or a rebuild because the streams no longer hold what it folded
 // (see [Store.Fold]). A resourceVersion kept from another epoch may point into another
-// history; one kept within an epoch stays valid, also across restarts.
+// history; one kept within an epoch stays valid, also across restarts. Fold settles it
+// before it catches up: read it once [Store.CaughtUp] holds.
 func (s *Store) Epoch() string { return *s.epoch.Load() }
 
 // Option configures [Open].
