@@ -14,7 +14,8 @@ import (
 )
 
 // startNATS runs an embedded nats-server with JetStream stored under dir, listening on
-// addr so outside systems can subscribe to vmop's subjects.
+// addr so outside systems can subscribe to vmop's subjects. Every write is synced to disk
+// before it is acknowledged (sync_always): a write answered 201 survives a power loss.
 func startNATS(dir, addr string) (*server.Server, error) {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -30,6 +31,7 @@ func startNATS(dir, addr string) (*server.Server, error) {
 		Port:       port,
 		JetStream:  true,
 		StoreDir:   filepath.Join(dir, "nats"),
+		SyncAlways: true,
 		NoSigs:     true,
 		NoLog:      true,
 	})

@@ -5,10 +5,15 @@
 //
 // # Streams and subjects
 //
-//	SPECS       vmop.spec.<plural>.<ns>.<name>                  desired state, 8 records per object
-//	STATUS      vmop.status.<plural>.<ns>.<name>.<service>      each service's status slice, newest only
-//	EVENTS      vmop.events.<plural>.<ns>.<name>.<what>         CloudEvents for outside systems, 7 days
-//	DEADLETTER  $JS.EVENT.ADVISORY.CONSUMER.{MAX_DELIVERIES,MSG_TERMINATED}.>
+//	SPECS       vmop.spec.<plural>.<ns>.<name>                  desired state, 8 records per object, 1 GiB
+//	STATUS      vmop.status.<plural>.<ns>.<name>.<service>      each service's status slice, newest only, 512 MiB
+//	EVENTS      vmop.events.<plural>.<ns>.<name>.<what>         CloudEvents for outside systems, 7 days, 1 GiB
+//	DEADLETTER  $JS.EVENT.ADVISORY.CONSUMER.{MAX_DELIVERIES,MSG_TERMINATED}.>   30 days, 128 MiB
+//
+// A full SPECS or STATUS refuses writes; a full EVENTS or DEADLETTER drops its
+// oldest messages. A tombstone rolls its object's SPECS history up to itself.
+// A reader that keeps a stream position keeps its [Mark] and checks it with
+// [CheckMark] before resuming.
 //
 // <ns> and <name> are encoded by [EncodeToken]: "." becomes "_" and cluster
 // scope is "_". [Setup] creates the streams; [Durable] names consumers.

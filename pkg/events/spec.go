@@ -34,6 +34,10 @@ type SpecRecord struct {
 // the new record's sequence. op is [OpPut] ("" means put) or [OpDelete]; hdr
 // holds extra headers (for example a request id) and is not modified.
 //
+// A tombstone ([OpDelete]) rolls the subject up: JetStream removes the
+// object's earlier records, so a finished object leaves only its tombstone
+// (the CAS base of a re-creation) behind.
+//
 // A concurrent writer makes it fail with an error wrapping [ErrConflict]. A
 // retried call with the same arguments after a lost answer returns the
 // sequence of the record the first call stored instead of appending twice.
@@ -49,6 +53,9 @@ func AppendSpec(ctx context.Context, js jetstream.JetStream, ref Ref, op string,
 	}
 	msg := &nats.Msg{Subject: SpecSubject(ref), Data: body, Header: copyHeader(hdr)}
 	msg.Header.Set(HeaderOp, op)
+	if op == OpDelete {
+		msg.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	}
 	ctx, span := startPublish(ctx, StreamSpecs, msg.Subject, msg.Header)
 	seq, err := casPublish(ctx, js, StreamSpecs, msg, expectLastSeq)
 	if err != nil {

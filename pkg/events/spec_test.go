@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/events/eventstest"
@@ -171,5 +172,50 @@ func TestLastSpecRejectsUnknownOp(t *testing.T) {
 	}
 	if _, err := events.LastSpec(ctx, js, vmA); !errors.Is(err, events.ErrMalformed) {
 		t.Errorf("LastSpec of an unknown op = %v, want ErrMalformed", err)
+	}
+}
+
+// A tombstone leaves only itself of the object's history: the older records go, the
+// tombstone stays the CAS base of a re-creation, and other objects keep theirs.
+func TestTombstoneRollsUpTheObjectsHistory(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	js, _ := eventstest.JetStream(t)
+	vmB := events.Ref{Plural: "virtualmachines", Namespace: "default", Name: "vm-b"}
+
+	var last uint64
+	for i := range 3 {
+		seq, err := events.AppendSpec(ctx, js, vmA, events.OpPut, fmt.Appendf(nil, `{"v":%d}`, i), last, nil)
+		if err != nil {
+			t.Fatalf("AppendSpec %d = %v", i, err)
+		}
+		last = seq
+	}
+	if _, err := events.AppendSpec(ctx, js, vmB, events.OpPut, []byte(`{"b":1}`), 0, nil); err != nil {
+		t.Fatalf("AppendSpec vm-b = %v", err)
+	}
+	tomb, err := events.AppendSpec(ctx, js, vmA, events.OpDelete, []byte(`{"v":2}`), last, nil)
+	if err != nil {
+		t.Fatalf("delete = %v", err)
+	}
+
+	st, err := js.Stream(ctx, events.StreamSpecs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter("vmop.spec.>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{events.SpecSubject(vmA): 1, events.SpecSubject(vmB): 1}
+	if diff := cmp.Diff(want, info.State.Subjects); diff != "" {
+		t.Errorf("records per subject after the tombstone (-want +got):\n%s", diff)
+	}
+	got, err := events.LastSpec(ctx, js, vmA)
+	if err != nil || got.Seq != tomb || got.Op != events.OpDelete {
+		t.Fatalf("LastSpec = %d %s, %v; want the tombstone %d", got.Seq, got.Op, err, tomb)
+	}
+	if _, err := events.AppendSpec(ctx, js, vmA, events.OpPut, []byte(`{"v":"again"}`), tomb, nil); err != nil {
+		t.Errorf("re-create on the tombstone = %v", err)
 	}
 }

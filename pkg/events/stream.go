@@ -28,6 +28,16 @@ const (
 	durablePrefix  = "vmop-"
 )
 
+// Byte limits. SPECS and STATUS refuse a write when full (DiscardNew): dropping their
+// oldest messages would silently lose objects. EVENTS and DEADLETTER are feeds and drop
+// their oldest instead. The embedded server reserves their sum on disk at start.
+const (
+	specsMaxBytes      = 1 << 30   // 1 GiB: 8 records of ~100,000 objects of a few KB
+	statusMaxBytes     = 512 << 20 // 512 MiB: one slice per object and service
+	eventsMaxBytes     = 1 << 30   // 1 GiB: a week of events
+	deadLetterMaxBytes = 128 << 20 // 128 MiB of advisories
+)
+
 // Durable is the name of a service's durable consumer. A service has one per
 // stream it reads, all with this name.
 func Durable(service string) string { return durablePrefix + service }
@@ -91,7 +101,10 @@ func sameStreamConfig(have, want jetstream.StreamConfig) bool {
 		have.Storage == want.Storage &&
 		have.Replicas == want.Replicas &&
 		(want.Duplicates == 0 || have.Duplicates == want.Duplicates) &&
-		have.AllowDirect == want.AllowDirect
+		have.AllowDirect == want.AllowDirect &&
+		have.MaxBytes == want.MaxBytes &&
+		have.Discard == want.Discard &&
+		have.AllowRollup == want.AllowRollup
 }
 
 func streamConfigs(replicas int) []jetstream.StreamConfig {
@@ -102,10 +115,13 @@ func streamConfigs(replicas int) []jetstream.StreamConfig {
 			Subjects:          []string{SpecFilter("")},
 			Retention:         jetstream.LimitsPolicy,
 			MaxMsgsPerSubject: specHistory,
+			MaxBytes:          specsMaxBytes,
+			Discard:           jetstream.DiscardNew,
 			Storage:           jetstream.FileStorage,
 			Replicas:          replicas,
 			Duplicates:        dedupWindow,
 			AllowDirect:       true,
+			AllowRollup:       true, // a tombstone rolls its object's history up (AppendSpec)
 		},
 		{
 			Name:              StreamStatus,
@@ -113,6 +129,8 @@ func streamConfigs(replicas int) []jetstream.StreamConfig {
 			Subjects:          []string{StatusFilter("")},
 			Retention:         jetstream.LimitsPolicy,
 			MaxMsgsPerSubject: 1,
+			MaxBytes:          statusMaxBytes,
+			Discard:           jetstream.DiscardNew,
 			Storage:           jetstream.FileStorage,
 			Replicas:          replicas,
 			Duplicates:        dedupWindow,
@@ -124,6 +142,7 @@ func streamConfigs(replicas int) []jetstream.StreamConfig {
 			Subjects:    []string{join(subjectRoot, eventsToken, ">")},
 			Retention:   jetstream.LimitsPolicy,
 			MaxAge:      eventsMaxAge,
+			MaxBytes:    eventsMaxBytes,
 			Storage:     jetstream.FileStorage,
 			Replicas:    replicas,
 			Duplicates:  dedupWindow,
@@ -137,6 +156,7 @@ func streamConfigs(replicas int) []jetstream.StreamConfig {
 			},
 			Retention: jetstream.LimitsPolicy,
 			MaxAge:    deadLetterAge,
+			MaxBytes:  deadLetterMaxBytes,
 			Storage:   jetstream.FileStorage,
 			Replicas:  replicas,
 		},

@@ -22,6 +22,9 @@ type streamShape struct {
 	MaxAge            time.Duration
 	Duplicates        time.Duration
 	AllowDirect       bool
+	MaxBytes          int64
+	Discard           jetstream.DiscardPolicy
+	AllowRollup       bool
 }
 
 func TestSetupCreatesTheStreamsIdempotently(t *testing.T) {
@@ -40,13 +43,15 @@ func TestSetupCreatesTheStreamsIdempotently(t *testing.T) {
 	}
 
 	const twoMinutes, week = 2 * time.Minute, 7 * 24 * time.Hour
+	const mib = 1 << 20
+	dropOld, refuseNew := jetstream.DiscardOld, jetstream.DiscardNew
 	want := map[string]streamShape{
-		events.StreamSpecs:  {[]string{"vmop.spec.>"}, jetstream.LimitsPolicy, jetstream.FileStorage, 8, 0, twoMinutes, true},
-		events.StreamStatus: {[]string{"vmop.status.>"}, jetstream.LimitsPolicy, jetstream.FileStorage, 1, 0, twoMinutes, true},
-		events.StreamEvents: {[]string{"vmop.events.>"}, jetstream.LimitsPolicy, jetstream.FileStorage, -1, week, twoMinutes, false},
+		events.StreamSpecs:  {[]string{"vmop.spec.>"}, jetstream.LimitsPolicy, jetstream.FileStorage, 8, 0, twoMinutes, true, 1024 * mib, refuseNew, true},
+		events.StreamStatus: {[]string{"vmop.status.>"}, jetstream.LimitsPolicy, jetstream.FileStorage, 1, 0, twoMinutes, true, 512 * mib, refuseNew, false},
+		events.StreamEvents: {[]string{"vmop.events.>"}, jetstream.LimitsPolicy, jetstream.FileStorage, -1, week, twoMinutes, false, 1024 * mib, dropOld, false},
 		events.StreamDeadLetter: {
 			[]string{"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>", "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>"},
-			jetstream.LimitsPolicy, jetstream.FileStorage, -1, 30 * 24 * time.Hour, twoMinutes, false,
+			jetstream.LimitsPolicy, jetstream.FileStorage, -1, 30 * 24 * time.Hour, twoMinutes, false, 128 * mib, dropOld, false,
 		},
 	}
 	got := map[string]streamShape{}
@@ -56,7 +61,8 @@ func TestSetupCreatesTheStreamsIdempotently(t *testing.T) {
 			t.Fatalf("stream %s: %v", name, err)
 		}
 		c := st.CachedInfo().Config
-		got[name] = streamShape{c.Subjects, c.Retention, c.Storage, c.MaxMsgsPerSubject, c.MaxAge, c.Duplicates, c.AllowDirect}
+		got[name] = streamShape{c.Subjects, c.Retention, c.Storage, c.MaxMsgsPerSubject, c.MaxAge, c.Duplicates, c.AllowDirect,
+			c.MaxBytes, c.Discard, c.AllowRollup}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stream configs mismatch (-want +got):\n%s", diff)

@@ -74,9 +74,22 @@ func runAnnouncer(ctx context.Context, js jetstream.JetStream, rm *readmodel.Sto
 		return err
 	}
 	defer state.Close()
-	cursor, facts, err := state.load()
+	cursor, epoch, facts, err := state.load()
 	if err != nil {
 		return err
+	}
+	// Once caught up, the read model has checked its history against the streams (and
+	// rebuilt itself if they diverged), and what a resync compares with is the streams'.
+	if err := rm.WaitCaughtUp(ctx); err != nil {
+		return nil
+	}
+	state.epoch = rm.Epoch()
+	if cursor != "" && epoch != state.epoch {
+		// The cursor is a position in another history of the read model (a new file, or
+		// a rebuild after the streams diverged): resuming from it could replay or skip.
+		log.Warn("announcer cursor belongs to another read model history: announcing the difference to the current state",
+			"cursor", cursor)
+		cursor = ""
 	}
 	a := &announcer{js: js, rm: rm, state: state, log: log, cursor: cursor, facts: facts,
 		adopt: cursor == "" && len(facts) == 0}
@@ -84,21 +97,16 @@ func runAnnouncer(ctx context.Context, js jetstream.JetStream, rm *readmodel.Sto
 }
 
 // run watches from the cursor, again whenever the read model ends a watch (a slow
-// watcher is dropped). Without a cursor — a new state, or the change log no longer
-// reaches back to it — it compares the current objects with what it announced and
-// announces the difference (a new state adopts them instead), then follows from there.
+// watcher is dropped). Without a cursor — a new state, a cursor of another read model
+// epoch, or one the change log no longer reaches back to — it compares the current
+// objects with what it announced and announces the difference (a new state adopts them
+// instead), then follows from there.
 func (a *announcer) run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		opts := readmodel.WatchOptions{Plural: vmPlural, FromRV: a.cursor}
 		resync := a.cursor == ""
 		if resync {
 			opts.SendInitial, opts.InitialEventsEnd = true, true
-		}
-		if a.adopt {
-			// What is adopted must be the streams' state, not a read model half rebuilt.
-			if err := a.rm.WaitCaughtUp(ctx); err != nil {
-				return nil
-			}
 		}
 		changes, err := a.rm.Watch(ctx, opts)
 		switch {

@@ -398,3 +398,59 @@ func TestAnnouncerSkipsAnEventItCannotPublish(t *testing.T) {
 		t.Errorf("skipped = %s %s %s %q, want the deleting event of owned-vm, too large", id, typ, name, cause)
 	}
 }
+
+// The streams lost what the gateway had announced from (here: another server's streams
+// hold an older history), so the read model rebuilds itself under a new epoch and the
+// announcer's cursor belongs to no position of the streams: it neither resumes from it
+// nor takes the current objects as announced, but announces the difference between what
+// it announced and what the streams hold.
+func TestAnnouncerOnDivergedStreamsAnnouncesTheDifference(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	g := startGateway(t, js, t.TempDir())
+	waitAnnouncing(t, g)
+	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create storage class: %d %s", code, body)
+	}
+	createNamedVM(t, g, "kept")
+	createNamedVM(t, g, "lost")
+	g.stop()
+	g.stop = nil
+
+	ctx := context.Background()
+	diverged, nc := eventstest.JetStream(t)
+	published, err := nc.SubscribeSync("vmop.events.virtualmachines.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := events.Ref{Plural: "virtualmachines", Namespace: "my-namespace", Name: "kept"}
+	rec, err := events.LastSpec(ctx, js, kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := events.AppendSpec(ctx, diverged, kept, events.OpPut, rec.Body, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	added := events.Ref{Plural: "virtualmachines", Namespace: "my-namespace", Name: "added"}
+	body := `{"apiVersion":"vmoperator.vmware.com/v1alpha5","kind":"VirtualMachine",
+		"metadata":{"name":"added","namespace":"my-namespace","uid":"uid-added","generation":1},"spec":{}}`
+	if _, err := events.AppendSpec(ctx, diverged, added, events.OpPut, []byte(body), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	g = startGateway(t, diverged, g.dir)
+	got := waitPublished(t, published, 2)
+	slices.Sort(got)
+	if diff := cmp.Diff([]string{
+		"vmop.events.virtualmachines.my-namespace.added.created",
+		"vmop.events.virtualmachines.my-namespace.lost.deleted",
+	}, got); diff != "" {
+		t.Errorf("published on the diverged streams (-want +got):\n%s", diff)
+	}
+	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create storage class: %d %s", code, body)
+	}
+	createNamedVM(t, g, "later")
+	if diff := cmp.Diff([]string{"vmop.events.virtualmachines.my-namespace.later.created"}, waitPublished(t, published, 1)); diff != "" {
+		t.Errorf("published next (-want +got):\n%s", diff)
+	}
+}

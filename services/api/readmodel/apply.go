@@ -27,19 +27,20 @@ type inbound struct {
 
 // batch applies messages inside one write transaction and collects the changes it logs.
 type batch struct {
-	tx           *sqlx.Tx
-	spec, status uint64 // checkpoints reached, 0 = unchanged
-	changes      []changeRecord
+	tx                 *sqlx.Tx
+	spec, status       uint64        // checkpoints reached, 0 = unchanged
+	specMsg, statusMsg jetstream.Msg // the messages there, whose marks are saved
+	changes            []changeRecord
 }
 
 // apply folds one message into the read model.
 func (b *batch) apply(in inbound) error {
 	switch in.stream {
 	case events.StreamSpecs:
-		b.spec = in.seq
+		b.spec, b.specMsg = in.seq, in.msg
 		return b.applySpec(in)
 	case events.StreamStatus:
-		b.status = in.seq
+		b.status, b.statusMsg = in.seq, in.msg
 		return b.applyStatus(in)
 	}
 	return fmt.Errorf("stream %s: %w", in.stream, errMalformed)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmop/vmop/pkg/events"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -68,16 +69,24 @@ func (b *batch) logChange(in inbound, typ string, ref events.Ref, now, prev labe
 	return nil
 }
 
-// saveCheckpoints records the stream sequences this batch reached, in its transaction.
+// saveCheckpoints records the stream sequences this batch reached, with the marks of the
+// messages there, in its transaction.
 func (b *batch) saveCheckpoints() error {
-	for stream, seq := range map[string]uint64{events.StreamSpecs: b.spec, events.StreamStatus: b.status} {
-		if seq == 0 {
+	reached := []struct {
+		stream string
+		seq    uint64
+		msg    jetstream.Msg
+	}{{events.StreamSpecs, b.spec, b.specMsg}, {events.StreamStatus, b.status, b.statusMsg}}
+	for _, r := range reached {
+		if r.seq == 0 {
 			continue
 		}
-		_, err := b.tx.Exec(`INSERT INTO checkpoints (stream, seq) VALUES (?, ?)
-			ON CONFLICT (stream) DO UPDATE SET seq = excluded.seq`, stream, seq)
+		m := events.MarkOf(r.seq, r.msg.Subject(), r.msg.Headers(), r.msg.Data())
+		_, err := b.tx.Exec(`INSERT INTO checkpoints (stream, seq, subject, digest) VALUES (?, ?, ?, ?)
+			ON CONFLICT (stream) DO UPDATE SET seq = excluded.seq, subject = excluded.subject, digest = excluded.digest`,
+			r.stream, m.Seq, m.Subject, m.Digest)
 		if err != nil {
-			return fmt.Errorf("save %s checkpoint: %w", stream, err)
+			return fmt.Errorf("save %s checkpoint: %w", r.stream, err)
 		}
 	}
 	return nil

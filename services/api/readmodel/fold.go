@@ -26,6 +26,12 @@ const (
 // resumes after the stored checkpoints, so calling it again (after a restart, or after
 // an error) continues exactly where the last committed batch ended. At most one Fold runs
 // per Store.
+//
+// Before resuming it checks that the streams still hold the messages of the checkpoints;
+// if not, it rebuilds the projection from the streams under a new [Store.Epoch]. While the
+// rebuilt projection catches up, the changes it folds are live for current watches but not
+// resumable: a resourceVersion from before the catch-up gets [ErrGone], since the log does
+// not hold the history as it happened.
 func (s *Store) Fold(ctx context.Context, js jetstream.JetStream) error {
 	if !s.folding.CompareAndSwap(false, true) {
 		return errors.New("fold is already running")
@@ -41,6 +47,10 @@ func (s *Store) fold(ctx context.Context, js jetstream.JetStream) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	rebuilding, err := s.verifyCheckpoints(ctx, js)
+	if err != nil {
+		return err
+	}
 	from := s.progress.checkpoints()
 	specs, specStart, err := openFeed(ctx, js, events.StreamSpecs, events.SpecFilter(""), from.spec)
 	if err != nil {
@@ -59,7 +69,7 @@ func (s *Store) fold(ctx context.Context, js jetstream.JetStream) error {
 	var pumps sync.WaitGroup
 	pumps.Go(func() { pump(ctx, events.StreamSpecs, specs, in, errc) })
 	pumps.Go(func() { pump(ctx, events.StreamStatus, statuses, in, errc) })
-	err = s.foldLoop(ctx, in, errc)
+	err = s.foldLoop(ctx, in, errc, rebuilding)
 	cancel()
 	pumps.Wait()
 	return err
@@ -129,8 +139,9 @@ func pump(ctx context.Context, stream string, it jetstream.MessagesContext, out 
 	}
 }
 
-// foldLoop gathers messages into batches and commits them until ctx ends.
-func (s *Store) foldLoop(ctx context.Context, in <-chan inbound, errc <-chan error) error {
+// foldLoop gathers messages into batches and commits them until ctx ends. rebuilding: the
+// projection started over, and what it folds until it caught up is not resumable.
+func (s *Store) foldLoop(ctx context.Context, in <-chan inbound, errc <-chan error, rebuilding bool) error {
 	idle := time.NewTimer(walIdle)
 	defer idle.Stop()
 	dirty := false
@@ -150,7 +161,7 @@ func (s *Store) foldLoop(ctx context.Context, in <-chan inbound, errc <-chan err
 		case first = <-in:
 		}
 		msgs := gather(in, first)
-		if err := s.commit(msgs); err != nil {
+		if err := s.commit(msgs, rebuilding && !s.progress.caughtUp()); err != nil {
 			return err
 		}
 		dirty = true
@@ -173,8 +184,8 @@ func gather(in <-chan inbound, first inbound) []inbound {
 }
 
 // commit applies msgs and the checkpoints they reach in one transaction, then wakes
-// waiters and watchers.
-func (s *Store) commit(msgs []inbound) error {
+// waiters and watchers. With hide, a watch cannot resume from before these checkpoints.
+func (s *Store) commit(msgs []inbound, hide bool) error {
 	tx, err := s.writer.Beginx()
 	if err != nil {
 		return fmt.Errorf("fold: begin: %w", err)
@@ -193,6 +204,12 @@ func (s *Store) commit(msgs []inbound) error {
 	}
 	if err := b.saveCheckpoints(); err != nil {
 		return err
+	}
+	if hide {
+		cp := s.progress.checkpoints()
+		if err := b.hideFromResumption(position{max(cp.spec, b.spec), max(cp.status, b.status)}); err != nil {
+			return err
+		}
 	}
 	if err := b.pruneLog(s.opts.changeLogSize); err != nil {
 		return err

@@ -121,7 +121,8 @@ func TestFoldStaleUIDSliceIgnored(t *testing.T) {
 	h := newHarness(t)
 	changes := h.watch(WatchOptions{})
 	old := obj{ns: "ns1", name: "vm-a", uid: "old"}
-	h.put(old)
+	// The tombstone rolls the put up: a fold that has not read it yet would never see it.
+	h.waitSpec(h.put(old))
 	h.remove(old)
 	vm := obj{ns: "ns1", name: "vm-a", uid: "new"}
 	specSeq := h.put(vm)

@@ -78,6 +78,17 @@ func (h *hub) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
+	h.endAllLocked()
+}
+
+// endAll ends every current watch; new ones may start.
+func (h *hub) endAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.endAllLocked()
+}
+
+func (h *hub) endAllLocked() {
 	for sub := range h.subs {
 		delete(h.subs, sub)
 		close(sub.ch)

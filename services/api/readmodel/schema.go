@@ -1,17 +1,22 @@
 package readmodel
 
 import (
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/vmop/vmop/pkg/events"
 )
 
 // schemaVersion is stored in PRAGMA user_version; a file written by another version is
-// refused rather than misread (delete it: the streams rebuild it).
-const schemaVersion = 1
+// emptied rather than misread, and the fold rebuilds it from the streams.
+const schemaVersion = 2
+
+// tables are every table of the schema, dropped when a file of another version is opened.
+var tables = []string{"objects", "slices", "checkpoints", "changes", "log_horizon", "epoch"}
 
 const schema = `
 CREATE TABLE IF NOT EXISTS objects (
@@ -44,8 +49,17 @@ CREATE TABLE IF NOT EXISTS slices (
 );
 
 CREATE TABLE IF NOT EXISTS checkpoints (
-	stream TEXT    PRIMARY KEY,
-	seq    INTEGER NOT NULL -- last applied stream sequence
+	stream  TEXT    PRIMARY KEY,
+	seq     INTEGER NOT NULL, -- last applied stream sequence
+	subject TEXT    NOT NULL, -- and the identity of the message there (events.Mark),
+	digest  TEXT    NOT NULL  -- checked against the stream before folding on
+);
+
+-- epoch names this projection's history: it changes whenever the projection starts
+-- over (a new file, a rebuild), so positions kept by others can be told stale.
+CREATE TABLE IF NOT EXISTS epoch (
+	id    INTEGER PRIMARY KEY CHECK (id = 1),
+	value TEXT    NOT NULL
 );
 
 -- changes is the append-only, bounded log that watches replay from.
@@ -73,21 +87,30 @@ CREATE TABLE IF NOT EXISTS log_horizon (
 INSERT OR IGNORE INTO log_horizon VALUES (1, 0, 0, 0);
 `
 
-// migrate creates the schema if absent and refuses files of another schema version.
-func migrate(db *sqlx.DB) error {
+// migrate creates the schema if absent. A file of another schema version is a projection
+// of the same streams in another shape: its tables are dropped and the fold rebuilds them.
+func migrate(db *sqlx.DB, log *slog.Logger) error {
 	var version int
 	if err := db.Get(&version, "PRAGMA user_version"); err != nil {
 		return fmt.Errorf("read schema version: %w", err)
-	}
-	if version != 0 && version != schemaVersion {
-		return fmt.Errorf("schema version %d, want %d: delete the file to rebuild it from the streams", version, schemaVersion)
 	}
 	tx, err := db.Beginx()
 	if err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
 	defer tx.Rollback()
+	if version != 0 && version != schemaVersion {
+		log.Warn("read model file has another schema version: rebuilding it from the streams", "version", version, "want", schemaVersion)
+		for _, table := range tables {
+			if _, err := tx.Exec("DROP TABLE IF EXISTS " + table); err != nil {
+				return fmt.Errorf("drop %s of schema version %d: %w", table, version, err)
+			}
+		}
+	}
 	if _, err := tx.Exec(schema); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	if _, err := tx.Exec(`INSERT OR IGNORE INTO epoch (id, value) VALUES (1, ?)`, rand.Text()); err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
 	if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
@@ -101,23 +124,35 @@ func migrate(db *sqlx.DB) error {
 
 // loadCheckpoints reads the last applied sequence of each stream (0 when none).
 func loadCheckpoints(q sqlx.Queryer) (spec, status uint64, err error) {
-	if spec, err = checkpoint(q, events.StreamSpecs); err != nil {
+	specMark, err := checkpoint(q, events.StreamSpecs)
+	if err != nil {
 		return 0, 0, err
 	}
-	if status, err = checkpoint(q, events.StreamStatus); err != nil {
+	statusMark, err := checkpoint(q, events.StreamStatus)
+	if err != nil {
 		return 0, 0, err
 	}
-	return spec, status, nil
+	return specMark.Seq, statusMark.Seq, nil
 }
 
-func checkpoint(q sqlx.Queryer, stream string) (uint64, error) {
-	var seq uint64
-	err := sqlx.Get(q, &seq, "SELECT seq FROM checkpoints WHERE stream = ?", stream)
+// checkpoint reads the mark of the last applied message of stream (zero when none).
+func checkpoint(q sqlx.Queryer, stream string) (events.Mark, error) {
+	var m events.Mark
+	err := q.QueryRowx("SELECT seq, subject, digest FROM checkpoints WHERE stream = ?", stream).
+		Scan(&m.Seq, &m.Subject, &m.Digest)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+		return events.Mark{}, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("read %s checkpoint: %w", stream, err)
+		return events.Mark{}, fmt.Errorf("read %s checkpoint: %w", stream, err)
 	}
-	return seq, nil
+	return m, nil
+}
+
+func readEpoch(q sqlx.Queryer) (string, error) {
+	var epoch string
+	if err := sqlx.Get(q, &epoch, "SELECT value FROM epoch WHERE id = 1"); err != nil {
+		return "", fmt.Errorf("read epoch: %w", err)
+	}
+	return epoch, nil
 }

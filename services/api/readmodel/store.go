@@ -22,7 +22,15 @@ type Store struct {
 	progress progress
 	hub      hub
 	folding  atomic.Bool
+	epoch    atomic.Pointer[string]
 }
+
+// Epoch names the history this projection was folded from. It changes when the projection
+// starts over: a new file, or a rebuild because the streams no longer hold what it folded
+// (see [Store.Fold]). A resourceVersion kept from another epoch may point into another
+// history; one kept within an epoch stays valid, also across restarts. Fold settles it
+// before it catches up: read it once [Store.CaughtUp] holds.
+func (s *Store) Epoch() string { return *s.epoch.Load() }
 
 // Option configures [Open].
 type Option func(*options)
@@ -67,7 +75,7 @@ func Open(path string, opt ...Option) (*Store, error) {
 	writer.SetMaxOpenConns(1)
 	writer.SetMaxIdleConns(1)
 	writer.SetConnMaxLifetime(0)
-	if err := migrate(writer); err != nil {
+	if err := migrate(writer, o.logger); err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("open read model %s: %w", path, err)
 	}
@@ -89,6 +97,12 @@ func Open(path string, opt ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open read model %s: %w", path, err)
 	}
 	s.progress.restore(spec, status)
+	epoch, err := readEpoch(writer)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open read model %s: %w", path, err)
+	}
+	s.epoch.Store(&epoch)
 	return s, nil
 }
 
