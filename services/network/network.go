@@ -12,12 +12,14 @@
 package network
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -46,6 +48,11 @@ type Config struct {
 	// DefaultNameservers and no search domains.
 	Nameservers   []string
 	SearchDomains []string
+
+	// GuestPoll is how often the guests of all VMs are read again, to report what changed
+	// in them (addresses, VMware Tools, heartbeat); zero means DefaultGuestPoll. VMs with
+	// a readiness probe are also read every probe period.
+	GuestPoll time.Duration
 }
 
 // DefaultNameservers are the DNS servers guests get when neither the spec nor the
@@ -98,11 +105,31 @@ func Run(ctx context.Context, cfg Config) error {
 		backings: newBackings(vc, time.Now),
 		dns:      dnsDefaults{nameservers: cfg.Nameservers, searchDomains: cfg.SearchDomains},
 	}
-	return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
+	rcfg := reconcile.Config{
 		Service: model.ServiceNetwork, Plural: "virtualmachines", Workers: 8,
 		Inputs:  []string{model.ServicePlacement},
 		Related: []string{"virtualmachineclasses"},
 		Resync:  resync,
 		Logger:  cfg.Logger,
-	}, h.reconcile)
+	}
+	// Guest changes and probe periods reconcile a VM outside the streams' order: through
+	// the trigger, which serialises them with the loop's reconciles of the same VM.
+	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, h.reconcile)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	h.requestAt = func(ref events.Ref, at time.Time) { trigger.RequestAt(ctx, ref, at) }
+	h.guests = newGuestWatch(vc, cmp.Or(cfg.GuestPoll, DefaultGuestPoll), trigger.Request, cfg.Logger.With("service", model.ServiceNetwork))
+	var watching sync.WaitGroup
+	watching.Go(func() {
+		// After a restart the watch and the probes know no VM: each reconcile tells them.
+		if err := trigger.RequestAll(ctx); err != nil && ctx.Err() == nil {
+			cfg.Logger.Warn("network: reconciling every VM at start", "err", err)
+		}
+		h.guests.run(ctx)
+	})
+	err = reconcile.Run(ctx, cfg.JetStream, rcfg, trigger.Func())
+	cancel()
+	watching.Wait()
+	trigger.Wait()
+	return err
 }
