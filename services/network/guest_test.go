@@ -270,7 +270,7 @@ func TestNetworkDisabledOnlyAtDeploy(t *testing.T) {
 
 	off := deploytest.NewVM("my-namespace", "net-off", model.VirtualMachineSpec{
 		ClassName: "my-vm-class", StorageClass: "my-storage-class",
-		Network:   &model.VirtualMachineNetworkSpec{Disabled: true},
+		Network: &model.VirtualMachineNetworkSpec{Disabled: true},
 	})
 	off.Put(t, js, false)
 	offVM := off.Deploy(t, vc, js, inventory.PhotonImage)

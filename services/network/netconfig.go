@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"strings"
 
-
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/model"
 )
