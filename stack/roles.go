@@ -41,8 +41,8 @@ var serviceRuns = map[string]serviceFunc{
 	model.ServiceStorage: func(ctx context.Context, js jetstream.JetStream, vc *url.URL, _ config) error {
 		return storage.Run(ctx, storage.Config{JetStream: js, VCenterURL: vc})
 	},
-	model.ServiceNetwork: func(ctx context.Context, js jetstream.JetStream, vc *url.URL, _ config) error {
-		return network.Run(ctx, network.Config{JetStream: js, VCenterURL: vc})
+	model.ServiceNetwork: func(ctx context.Context, js jetstream.JetStream, vc *url.URL, c config) error {
+		return network.Run(ctx, network.Config{JetStream: js, VCenterURL: vc, GuestPoll: c.GuestPoll})
 	},
 	model.ServiceCrypto: func(ctx context.Context, js jetstream.JetStream, vc *url.URL, _ config) error {
 		return crypto.Run(ctx, crypto.Config{JetStream: js, VCenterURL: vc})

@@ -41,6 +41,7 @@ func startStack(t *testing.T) *stack {
 		"VMOP_ADDR":       freeAddr(t),
 		"VMOP_NATS_ADDR":  freeAddr(t),
 		"VMOP_VCSIM_ADDR": "127.0.0.1:0",
+		"VMOP_GUEST_POLL": "1s", // tests change vcsim's guests and wait for what they report
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

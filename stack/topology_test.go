@@ -29,6 +29,7 @@ func startTopology(t *testing.T) *topology {
 			"VMOP_NATS_URL":    "nats://" + natsAddr,
 			"VMOP_VCSIM_ADDR":  vcsimAddr,
 			"VMOP_VCENTER_URL": "https://" + vcsimAddr + "/sdk",
+			"VMOP_GUEST_POLL":  "1s",
 		},
 		stops: map[string]func(){},
 	}
