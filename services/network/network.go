@@ -4,11 +4,12 @@
 // adapters match spec.network.interfaces (adapter types from the class ConfigSpec, then
 // VirtualVmxnet3; each on its named network), gives every interface an address (static
 // from the spec, DHCP, or one claimed from the network's pool, see ipam.go), reports
-// status.network (the intended guest configuration, the adapters, the primary IPv4
-// address) and delivers cloud-init data through the guestinfo ExtraConfig keys before the
-// VM first powers on. Its conditions are VirtualMachineNetworkReady and
-// VirtualMachineBootstrapReady. Run is the whole service; the stack binary wires it with
-// configuration.
+// status.network (the intended guest configuration, and what the guest reports of its
+// network, guest.go) and delivers cloud-init data through the guestinfo ExtraConfig keys
+// before the VM first powers on; it runs the readiness probes (probe.go). Its conditions
+// are VirtualMachineNetworkReady, VirtualMachineBootstrapReady,
+// VirtualMachineGuestNetworkConfigSynced, VirtualMachineTools and Ready. Run is the whole
+// service; the stack binary wires it with configuration.
 package network
 
 import (
