@@ -101,4 +101,7 @@ func TestReadiness(t *testing.T) {
 		"jsonpath={.status.network.primaryIP4} {.status.network.interfaces[0].name} {.status.network.interfaces[0].ip.addresses[0].address}"); got != "127.0.0.1 eth0 127.0.0.1" {
 		t.Errorf("tcp-vm primaryIP4, interface, address = %q, want 127.0.0.1 eth0 127.0.0.1", got)
 	}
+	if id := tp.kubectl("get", "vm", "tcp-vm", "-n", "my-namespace", "-o", "jsonpath={.status.guest.guestID}"); id == "" {
+		t.Error("status.guest.guestID is empty")
+	}
 }
