@@ -229,7 +229,8 @@ type report struct {
 }
 
 // networkReady sets VirtualMachineNetworkReady (absent when networking is disabled): True
-// without a reason, NotReady with the message otherwise.
+// without a reason, NotReady with the message otherwise; True saying so when the spec
+// enables networking on a VM deployed without it.
 func (r *report) networkReady(reason, message string) {
 	switch {
 	case r.disabled && specDisabled(r.vm):
