@@ -17,7 +17,7 @@ import (
 
 // guestProperties are what the service reads of the guest, through VMware Tools: the
 // status it reports (api-rules §3) and what the readiness probes read. The guest watch
-// (guestwatch.go) polls the same properties to see them change.
+// (guestwatch.go) polls them, but for the IP stack, to see them change.
 var guestProperties = []string{
 	"runtime.powerState", "guestHeartbeatStatus",
 	"guest.ipAddress", "guest.hostName", "guest.net", "guest.ipStack",

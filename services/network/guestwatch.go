@@ -36,6 +36,12 @@ type guestWatch struct {
 	vms map[events.Ref]watched
 }
 
+// watchedProperties are the guest properties polled: all but guest.ipStack, whose routes
+// change all the time on some guests (container hosts, VM Operator leaves it out of its
+// watch for that reason) and would reconcile them on every poll. A reconcile that runs for
+// another reason (an address, the probe period, the resync) reports it.
+var watchedProperties = slices.DeleteFunc(slices.Clone(guestProperties), func(p string) bool { return p == "guest.ipStack" })
+
 // watched is a VM the service manages and the fingerprint of its guest as last read.
 type watched struct {
 	moref string
@@ -89,7 +95,7 @@ func (w *guestWatch) poll(ctx context.Context) error {
 	}
 	res, err := property.DefaultCollector(w.vc.Client).RetrieveProperties(ctx, types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{{
 		ObjectSet: objs,
-		PropSet:   []types.PropertySpec{{Type: "VirtualMachine", PathSet: guestProperties}},
+		PropSet:   []types.PropertySpec{{Type: "VirtualMachine", PathSet: watchedProperties}},
 		// A VM destroyed since is left out instead of failing the whole read.
 		ReportMissingObjectsInResults: types.NewBool(true),
 	}}})
@@ -119,12 +125,17 @@ func (w *guestWatch) poll(ctx context.Context) error {
 	return nil
 }
 
-// guestFingerprint sums the guest properties (guestProperties) of a VM as read.
+// guestFingerprint sums the watched properties (watchedProperties) of a VM as read.
 func guestFingerprint(vm mo.VirtualMachine) [sha256.Size]byte {
+	var guest types.GuestInfo
+	if vm.Guest != nil {
+		guest = *vm.Guest
+		guest.IpStack = nil
+	}
 	b, _ := json.Marshal(struct { // plain vSphere data types: marshalling cannot fail
 		Power     types.VirtualMachinePowerState
 		Heartbeat types.ManagedEntityStatus
-		Guest     *types.GuestInfo
-	}{vm.Runtime.PowerState, vm.GuestHeartbeatStatus, vm.Guest})
+		Guest     types.GuestInfo
+	}{vm.Runtime.PowerState, vm.GuestHeartbeatStatus, guest})
 	return sha256.Sum256(b)
 }

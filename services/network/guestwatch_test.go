@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/vmware/govmomi/vim25/types"
+
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/inventory/deploytest"
@@ -66,6 +68,13 @@ func TestGuestWatchRequestsOnChange(t *testing.T) {
 	powerOn(t, vm)
 	if n := poll(); n != 1 {
 		t.Errorf("%d reconciles requested after a power-on, want 1", n)
+	}
+	read()
+	setGuest(t, vm, map[string]any{"guest.ipStack": types.ArrayOfGuestStackInfo{GuestStackInfo: []types.GuestStackInfo{{
+		DnsConfig: &types.NetDnsConfigInfo{IpAddress: []string{"127.0.0.53"}},
+	}}}})
+	if n := poll(); n != 0 {
+		t.Errorf("%d reconciles requested for a change of the IP stack alone, want none", n)
 	}
 	w.forget(v.Ref)
 	setGuest(t, vm, map[string]any{"guest.hostName": "forgotten"})
