@@ -25,7 +25,8 @@ const DefaultGuestPoll = 10 * time.Second
 // every VM costs vCenter (and vcsim far more, notes/vcsim.md §3.3) a re-read of all of
 // them on every change anywhere. So every interval it reads the guest properties of all
 // the VMs the service manages in one call, and asks for a reconcile of each VM whose
-// guest (or power state) differs from what its last reconcile read.
+// guest differs from what its last reconcile read; or its power state, for a VM with a
+// readiness probe (Ready follows it).
 type guestWatch struct {
 	vc      *govmomi.Client
 	every   time.Duration
@@ -44,19 +45,21 @@ var watchedProperties = slices.DeleteFunc(slices.Clone(guestProperties), func(p 
 
 // watched is a VM the service manages and the fingerprint of its guest as last read.
 type watched struct {
-	moref string
-	seen  [sha256.Size]byte
+	moref  string
+	probed bool // its power state counts
+	seen   [sha256.Size]byte
 }
 
 func newGuestWatch(vc *govmomi.Client, every time.Duration, request func(context.Context, events.Ref), log *slog.Logger) *guestWatch {
 	return &guestWatch{vc: vc, every: every, request: request, log: log, vms: map[events.Ref]watched{}}
 }
 
-// observed records what a reconcile read of the VM's guest.
-func (w *guestWatch) observed(ref events.Ref, moref string, mvm mo.VirtualMachine) {
+// observed records what a reconcile read of the VM's guest; probed: the VM has a
+// readiness probe.
+func (w *guestWatch) observed(ref events.Ref, moref string, mvm mo.VirtualMachine, probed bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.vms[ref] = watched{moref: moref, seen: guestFingerprint(mvm)}
+	w.vms[ref] = watched{moref: moref, probed: probed, seen: guestFingerprint(mvm, probed)}
 }
 
 // forget stops watching the VM (deleted, or not in vCenter).
@@ -107,14 +110,14 @@ func (w *guestWatch) poll(ctx context.Context) error {
 	if err := mo.LoadObjectContent(found, &vms); err != nil {
 		return err
 	}
-	now := map[string][sha256.Size]byte{}
+	now := map[string]mo.VirtualMachine{}
 	for _, vm := range vms {
-		now[vm.Self.Value] = guestFingerprint(vm)
+		now[vm.Self.Value] = vm
 	}
 	var changed []events.Ref
 	w.mu.Lock()
 	for ref, v := range w.vms {
-		if fp, ok := now[v.moref]; ok && fp != v.seen {
+		if vm, ok := now[v.moref]; ok && guestFingerprint(vm, v.probed) != v.seen {
 			changed = append(changed, ref)
 		}
 	}
@@ -125,9 +128,13 @@ func (w *guestWatch) poll(ctx context.Context) error {
 	return nil
 }
 
-// guestFingerprint sums the watched properties (watchedProperties) of a VM as read.
-func guestFingerprint(vm mo.VirtualMachine) [sha256.Size]byte {
+// guestFingerprint sums the watched properties (watchedProperties) of a VM as read, its
+// power state only when withPower.
+func guestFingerprint(vm mo.VirtualMachine, withPower bool) [sha256.Size]byte {
 	var guest types.GuestInfo
+	if !withPower {
+		vm.Runtime.PowerState = ""
+	}
 	if vm.Guest != nil {
 		guest = *vm.Guest
 		guest.IpStack = nil

@@ -16,7 +16,8 @@ import (
 
 // The guest watch asks for a reconcile only when a guest differs from what the VM's last
 // reconcile read: never in a steady state (a reconcile per VM and poll would load vCenter
-// for nothing), once after the guest changes, and no more for a VM it forgot.
+// for nothing), once after the guest changes, after a power change only for a VM with a
+// readiness probe, and no more for a VM it forgot.
 func TestGuestWatchRequestsOnChange(t *testing.T) {
 	js := startService(t)
 	v := deploytest.NewVM("my-namespace", "watched", model.VirtualMachineSpec{ClassName: "my-vm-class", StorageClass: "my-storage-class"})
@@ -35,12 +36,13 @@ func TestGuestWatchRequestsOnChange(t *testing.T) {
 		defer mu.Unlock()
 		requested = append(requested, ref)
 	}, slog.Default())
+	probed := false
 	read := func() {
 		mvm, _, err := readVM(t.Context(), vc.Client, vm.Reference().Value, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.observed(v.Ref, vm.Reference().Value, mvm)
+		w.observed(v.Ref, vm.Reference().Value, mvm, probed)
 	}
 	poll := func() int {
 		if err := w.poll(t.Context()); err != nil {
@@ -66,8 +68,16 @@ func TestGuestWatchRequestsOnChange(t *testing.T) {
 		t.Errorf("%d reconciles requested once the change was read", n)
 	}
 	powerOn(t, vm)
+	if n := poll(); n != 0 {
+		t.Errorf("%d reconciles requested after a power-on of a VM without readiness probe, want none", n)
+	}
+	probed = true
+	read()
+	if task, err := vm.PowerOff(t.Context()); err != nil || task.Wait(t.Context()) != nil {
+		t.Fatalf("power off: %v", err)
+	}
 	if n := poll(); n != 1 {
-		t.Errorf("%d reconciles requested after a power-on, want 1", n)
+		t.Errorf("%d reconciles requested after a probed VM powered off, want 1", n)
 	}
 	read()
 	setGuest(t, vm, map[string]any{"guest.ipStack": types.ArrayOfGuestStackInfo{GuestStackInfo: []types.GuestStackInfo{{

@@ -134,7 +134,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	toolsCondition(conds, mvm.Guest)
 	networkSyncedCondition(conds, plans, r.network)
 	readiness(ctx, conds, &vm, mvm, r.network)
-	h.guests.observed(o.Ref, vcVM.Reference().Value, mvm)
+	h.guests.observed(o.Ref, vcVM.Reference().Value, mvm, vm.Spec.ReadinessProbe != nil)
 	if p := vm.Spec.ReadinessProbe; p != nil && mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn {
 		h.requestAt(o.Ref, h.now().Add(probePeriod(p)))
 	}
