@@ -29,6 +29,9 @@ type config struct {
 	// VCenterTLS (VMOP_VCENTER_CA_FILE, _THUMBPRINT, _INSECURE) is how the certificate of
 	// VMOP_VCENTER_URL is trusted: config_vcenter.go.
 	VCenterTLS vcenterTLS
+	// GuestPoll (VMOP_GUEST_POLL, a Go duration, default 10s) is how often network reads
+	// the guests of all VMs again for what they report (addresses, VMware Tools).
+	GuestPoll time.Duration
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -69,6 +72,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("VMOP_MAX_WATCHES_PER_USER %q: want a positive number", v)
 		}
 		c.MaxWatchesPerUser = n
+	}
+	if v := getenv("VMOP_GUEST_POLL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("VMOP_GUEST_POLL %q: want a positive duration such as 10s", v)
+		}
+		c.GuestPoll = d
 	}
 	abs, err := filepath.Abs(c.Data)
 	if err != nil {

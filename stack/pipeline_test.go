@@ -55,8 +55,20 @@ func TestPipeline(t *testing.T) {
 		if hw.Config.Hardware.NumCPU != 2 || hw.Config.Hardware.MemoryMB != 4096 || hw.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
 			t.Errorf("in vcsim: %d CPUs, %d MB, %s; want 2, 4096, poweredOn", hw.Config.Hardware.NumCPU, hw.Config.Hardware.MemoryMB, hw.Runtime.PowerState)
 		}
+		// The guest reports no address yet (vcsim's guests report what a test sets): none is
+		// shown, not even the one IPAM planned for it.
+		if ip := tp.kubectl("get", "vm", "my-vm", "-n", "my-namespace", "-o", "jsonpath={.status.network.primaryIP4}"); ip != "" {
+			t.Errorf("primaryIP4 %q before the guest reports an address", ip)
+		}
+		planned := tp.kubectl("get", "vm", "my-vm", "-n", "my-namespace", "-o", "jsonpath={.status.network.config.interfaces[0].ip.addresses[0]}")
+		ip, _, _ := strings.Cut(planned, "/")
+		setGuest(t, tp.vm(vc, "my-vm"), map[string]string{
+			"guest.ipAddress": ip, "guest.toolsRunningStatus": "guestToolsRunning", "guest.toolsVersion": "12389",
+		})
+		tp.eventually("the guest's address reported", func() bool {
+			return tp.kubectl("get", "vm", "my-vm", "-n", "my-namespace", "-o", "jsonpath={.status.network.primaryIP4}") == ip
+		})
 		out := tp.kubectl("get", "vm", "-n", "my-namespace", "-o", "wide")
-		ip := tp.kubectl("get", "vm", "my-vm", "-n", "my-namespace", "-o", "jsonpath={.status.network.primaryIP4}")
 		for _, want := range []string{"PoweredOn", "my-vm-class", "vmi-0a0044d7c690bcbea", ip} {
 			if ip == "" || !strings.Contains(out, want) {
 				t.Errorf("get vm -o wide lacks %q:\n%s", want, out)
@@ -309,4 +321,21 @@ func stripServerFields(doc string) string {
 		keep = append(keep, line)
 	}
 	return strings.Join(keep, "\n")
+}
+
+// setGuest makes vcsim's guest of vm report the given properties (the simulator's
+// SET.<property path> ExtraConfig keys), as VMware Tools in a real guest would.
+func setGuest(t *testing.T, vm *object.VirtualMachine, props map[string]string) {
+	t.Helper()
+	var spec types.VirtualMachineConfigSpec
+	for k, v := range props {
+		spec.ExtraConfig = append(spec.ExtraConfig, &types.OptionValue{Key: "SET." + k, Value: v})
+	}
+	task, err := vm.Reconfigure(t.Context(), spec)
+	if err == nil {
+		err = task.Wait(t.Context())
+	}
+	if err != nil {
+		t.Fatalf("set the guest of %s: %v", vm.Reference().Value, err)
+	}
 }

@@ -42,8 +42,8 @@ var serviceRuns = map[string]serviceFunc{
 	model.ServiceStorage: func(ctx context.Context, js jetstream.JetStream, vc vcenter.Endpoint, _ config) error {
 		return storage.Run(ctx, storage.Config{JetStream: js, VCenter: vc})
 	},
-	model.ServiceNetwork: func(ctx context.Context, js jetstream.JetStream, vc vcenter.Endpoint, _ config) error {
-		return network.Run(ctx, network.Config{JetStream: js, VCenter: vc})
+	model.ServiceNetwork: func(ctx context.Context, js jetstream.JetStream, vc vcenter.Endpoint, c config) error {
+		return network.Run(ctx, network.Config{JetStream: js, VCenter: vc, GuestPoll: c.GuestPoll})
 	},
 	model.ServiceCrypto: func(ctx context.Context, js jetstream.JetStream, vc vcenter.Endpoint, _ config) error {
 		return crypto.Run(ctx, crypto.Config{JetStream: js, VCenter: vc})

@@ -48,6 +48,7 @@ func startStackWith(t *testing.T, settings map[string]string) *stack {
 		"VMOP_ADDR":       freeAddr(t),
 		"VMOP_NATS_ADDR":  freeAddr(t),
 		"VMOP_VCSIM_ADDR": "127.0.0.1:0",
+		"VMOP_GUEST_POLL": "1s", // tests change vcsim's guests and wait for what they report
 	}
 	maps.Copy(env, settings)
 	ctx, cancel := context.WithCancel(context.Background())

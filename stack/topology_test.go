@@ -32,6 +32,7 @@ func startTopology(t *testing.T) *topology {
 			// As in compose: the vcsim role keeps its certificate in its data directory.
 			"VMOP_VCENTER_CA_FILE":  filepath.Join(data, "vcsim", "tls.crt"),
 			"VMOP_VCENTER_PASSWORD": "vmop-secret",
+			"VMOP_GUEST_POLL":       "1s",
 		},
 		stops: map[string]func(){},
 	}

@@ -140,12 +140,13 @@ type VirtualMachineReadinessProbeSpec struct {
 	// GuestInfo reports Ready when every listed guestinfo key matches its value.
 	GuestInfo []GuestInfoAction `json:"guestInfo,omitempty"`
 
-	// TimeoutSeconds is how long one probe may take, in seconds.
+	// TimeoutSeconds is how long a TCP probe may take to connect, in seconds; 10 when unset.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=60
 	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
 
-	// PeriodSeconds is how often the probe runs, in seconds.
+	// PeriodSeconds is how often the probe runs while the VM is powered on, in seconds; 10
+	// when unset.
 	// +kubebuilder:validation:Minimum=1
 	PeriodSeconds int32 `json:"periodSeconds,omitempty"`
 }
@@ -157,7 +158,8 @@ type TCPSocketAction struct {
 	// +kubebuilder:validation:XIntOrString
 	Port intstr.IntOrString `json:"port"`
 
-	// Host is the host to connect to; it defaults to the VM's IP address.
+	// Host is the host to connect to; it defaults to the primary IP address the guest
+	// reports (status.network.primaryIP4, else primaryIP6).
 	Host string `json:"host,omitempty"`
 }
 

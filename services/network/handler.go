@@ -28,6 +28,10 @@ type handler struct {
 	backings *backings
 	dns      dnsDefaults
 	now      func() time.Time
+	// guests notices guest changes (guestwatch.go); requestAt asks for a reconcile at a
+	// time: the next run of a readiness probe.
+	guests    *guestWatch
+	requestAt func(events.Ref, time.Time)
 }
 
 // waitingForVM is the message of the conditions until placement has created the VM.
@@ -39,6 +43,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	prev := o.Slices[model.ServiceNetwork]
 	if o.Deleting() {
 		// Placement destroys the VM; the addresses go back to their pools now.
+		h.guests.forget(o.Ref)
 		if err := h.ipam.release(ctx, o.Meta.UID); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -50,20 +55,23 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	}
 	prevStatus := decodeStatus(prev)
 	conds := reconcile.NewConditionSet(prevStatus.Conditions, o.Meta.Generation, h.now())
-	r := report{vm: &vm, conds: conds}
+	r := report{vm: &vm, conds: conds, disabled: specDisabled(&vm)}
 
 	boot := h.bootstrapPlan(&vm)
 	placed, created := reconcile.Placed(o)
 	if !created {
 		r.networkReady(model.ReasonNotReady, waitingForVM)
 		boot.ready(conds, waitingForVM)
+		notProbed(conds, &vm, waitingForVM)
 		return r.result(), nil
 	}
 	mvm, vcVM, err := readVM(ctx, h.vc, placed, vm.Spec.InstanceUUID)
 	if errors.Is(err, vcenter.ErrNotFound) {
 		msg := fmt.Sprintf("no VM with instance UUID %q in vCenter", vm.Spec.InstanceUUID)
+		h.guests.forget(o.Ref)
 		r.networkReady(model.ReasonNotReady, msg)
 		boot.ready(conds, msg)
+		notProbed(conds, &vm, msg)
 		return r.result(), nil
 	}
 	if err != nil {
@@ -72,7 +80,9 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 
 	// The adapters, their addresses and the bootstrap data that names them by MAC go to
 	// vCenter in one reconfigure.
-	ifaces := interfaces(&vm)
+	disabled, record := deployedDisabled(mvm, &vm)
+	r.disabled = disabled
+	ifaces := interfaces(&vm, disabled)
 	nics, after, problem, err := h.adapterChanges(ctx, o.Meta.UID, mvm, &vm, ifaces)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -95,6 +105,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		}
 	}
 	spec.DeviceChange = nics
+	spec.ExtraConfig = append(spec.ExtraConfig, record...)
 	if len(spec.DeviceChange) > 0 || len(spec.ExtraConfig) > 0 {
 		err := reconfigure(ctx, vcVM, spec)
 		switch {
@@ -115,13 +126,17 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		}
 	}
 
-	cards := adapters(mvm.Config.Hardware.Device)
+	// What the guest reports, never what it was only meant to have (guest.go, probe.go).
+	r.network = guestNetwork(mvm, &vm, adapters(mvm.Config.Hardware.Device), plans)
 	if plans != nil {
-		r.network = &model.VirtualMachineNetworkStatus{
-			Config:     configStatus(&vm, plans, h.dns),
-			Interfaces: interfaceStatus(cards, plans),
-			PrimaryIP4: primaryIP4(guestIP(mvm), plans),
-		}
+		r.network.Config = configStatus(&vm, plans, h.dns)
+	}
+	toolsCondition(conds, mvm.Guest)
+	networkSyncedCondition(conds, plans, r.network)
+	readiness(ctx, conds, &vm, mvm, r.network)
+	h.guests.observed(o.Ref, vcVM.Reference().Value, mvm, vm.Spec.ReadinessProbe != nil)
+	if p := vm.Spec.ReadinessProbe; p != nil && mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn {
+		h.requestAt(o.Ref, h.now().Add(probePeriod(p)))
 	}
 	if problem != "" {
 		r.networkReady(model.ReasonNotReady, problem)
@@ -207,15 +222,23 @@ func (h *handler) adapterTypes(ctx context.Context, vm *model.VirtualMachine, n 
 
 // report is the slice being built.
 type report struct {
-	vm      *model.VirtualMachine
-	conds   *reconcile.ConditionSet
-	network *model.VirtualMachineNetworkStatus
+	vm       *model.VirtualMachine
+	conds    *reconcile.ConditionSet
+	network  *model.VirtualMachineNetworkStatus
+	disabled bool // the VM goes without network adapters (deployedDisabled)
 }
 
 // networkReady sets VirtualMachineNetworkReady (absent when networking is disabled): True
-// without a reason, NotReady with the message otherwise.
+// without a reason, NotReady with the message otherwise; True saying so when the spec
+// enables networking on a VM deployed without it.
 func (r *report) networkReady(reason, message string) {
-	if r.vm.Spec.Network != nil && r.vm.Spec.Network.Disabled {
+	switch {
+	case r.disabled && specDisabled(r.vm):
+		return
+	case r.disabled:
+		// Power waits for this condition unless the spec disables networking.
+		r.conds.Set(model.ConditionNetworkReady, metav1.ConditionTrue, "",
+			"the VM was deployed with networking disabled: enabling it has no effect once the VM exists")
 		return
 	}
 	if reason == "" {
@@ -244,13 +267,6 @@ func previousStatus(prev events.Slice) any {
 		return nil
 	}
 	return prev.Status
-}
-
-func guestIP(vm mo.VirtualMachine) string {
-	if vm.Guest == nil {
-		return ""
-	}
-	return vm.Guest.IpAddress
 }
 
 func joinProblems(parts ...string) string {

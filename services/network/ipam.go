@@ -24,8 +24,9 @@ import (
 // claimed there the same way, mac.go): creating it fails when the key exists, so
 // concurrent reconciles and replicas never share an address, and a holder that finds its
 // own claim (a redelivery, a crash before its slice was published) keeps it. Deleting the
-// VM releases its claims, found in the record "held.<vm uid>" that lists them. vcsim guests report no address, so the claimed one is also what
-// status.network.primaryIP4 shows.
+// VM releases its claims, found in the record "held.<vm uid>" that lists them. The claimed
+// address is what the guest is configured with (status.network.config), not what it is
+// said to have: status.network.primaryIP4 is only ever what the guest reports (guest.go).
 
 // pool is one network's address pool.
 type pool struct {

@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 func startService(t *testing.T) jetstream.JetStream {
 	t.Helper()
 	return vc.Serve(t, func(ctx context.Context, js jetstream.JetStream) error {
-		return Run(ctx, Config{JetStream: js, VCenter: vc.Sim.Endpoint()})
+		// The guests change in vcsim only when a test sets them: read them often.
+		return Run(ctx, Config{JetStream: js, VCenter: vc.Sim.Endpoint(), GuestPoll: 100 * time.Millisecond})
 	}, "storageclasses", "virtualmachineclasses")
 }

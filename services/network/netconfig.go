@@ -7,8 +7,6 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/vmware/govmomi/vim25/types"
-
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/model"
 )
@@ -28,9 +26,10 @@ type ifacePlan struct {
 // dnsDefaults are the guest DNS settings used when spec.network gives none.
 type dnsDefaults struct{ nameservers, searchDomains []string }
 
-// interfaces are the interfaces the VM should have: none when networking is disabled.
-func interfaces(vm *model.VirtualMachine) []model.VirtualMachineNetworkInterfaceSpec {
-	if vm.Spec.Network == nil || vm.Spec.Network.Disabled {
+// interfaces are the interfaces the VM should have: none when it was deployed with
+// networking disabled (deployedDisabled).
+func interfaces(vm *model.VirtualMachine, disabled bool) []model.VirtualMachineNetworkInterfaceSpec {
+	if vm.Spec.Network == nil || disabled {
 		return nil
 	}
 	return vm.Spec.Network.Interfaces
@@ -155,40 +154,6 @@ func configStatus(vm *model.VirtualMachine, plans []ifacePlan, dns dnsDefaults) 
 		cfg.Interfaces = append(cfg.Interfaces, iface)
 	}
 	return cfg
-}
-
-// interfaceStatus reports the adapters: the interface each stands for, its device key
-// and MAC address. vcsim guests report no addresses, so there are none here.
-func interfaceStatus(cards []types.BaseVirtualDevice, plans []ifacePlan) []model.VirtualMachineNetworkInterfaceStatus {
-	var out []model.VirtualMachineNetworkInterfaceStatus
-	for i, d := range cards {
-		card := d.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
-		s := model.VirtualMachineNetworkInterfaceStatus{DeviceKey: card.Key}
-		if i < len(plans) {
-			s.Name = plans[i].spec.Name
-		}
-		if card.MacAddress != "" {
-			s.IP = &model.VirtualMachineNetworkInterfaceIPStatus{MACAddr: card.MacAddress}
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// primaryIP4 is the guest's own IPv4 address when it reports one, else the first IPv4
-// address the configuration gives it (what a vcsim guest, which reports none, would have).
-func primaryIP4(guestIP string, plans []ifacePlan) string {
-	if a, err := netip.ParseAddr(guestIP); err == nil && a.Is4() {
-		return a.String()
-	}
-	for _, p := range plans {
-		for _, s := range p.addresses {
-			if pf, err := netip.ParsePrefix(s); err == nil && pf.Addr().Is4() {
-				return pf.Addr().String()
-			}
-		}
-	}
-	return ""
 }
 
 // planProblem words a failure to plan for a condition message; other errors are retried.

@@ -4,19 +4,22 @@
 // adapters match spec.network.interfaces (adapter types from the class ConfigSpec, then
 // VirtualVmxnet3; each on its named network), gives every interface an address (static
 // from the spec, DHCP, or one claimed from the network's pool, see ipam.go), reports
-// status.network (the intended guest configuration, the adapters, the primary IPv4
-// address) and delivers cloud-init data through the guestinfo ExtraConfig keys before the
-// VM first powers on. Its conditions are VirtualMachineNetworkReady and
-// VirtualMachineBootstrapReady. Run is the whole service; the stack binary wires it with
-// configuration.
+// status.network (the intended guest configuration, and what the guest reports of its
+// network, guest.go) and delivers cloud-init data through the guestinfo ExtraConfig keys
+// before the VM first powers on; it runs the readiness probes (probe.go). Its conditions
+// are VirtualMachineNetworkReady, VirtualMachineBootstrapReady,
+// VirtualMachineGuestNetworkConfigSynced, VirtualMachineTools and Ready. Run is the whole
+// service; the stack binary wires it with configuration.
 package network
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -45,6 +48,11 @@ type Config struct {
 	// DefaultNameservers and no search domains.
 	Nameservers   []string
 	SearchDomains []string
+
+	// GuestPoll is how often the guests of all VMs are read again, to report what changed
+	// in them (addresses, VMware Tools, heartbeat); zero means DefaultGuestPoll. VMs with
+	// a readiness probe are also read every probe period.
+	GuestPoll time.Duration
 }
 
 // DefaultNameservers are the DNS servers guests get when neither the spec nor the
@@ -97,11 +105,31 @@ func Run(ctx context.Context, cfg Config) error {
 		backings: newBackings(vc, time.Now),
 		dns:      dnsDefaults{nameservers: cfg.Nameservers, searchDomains: cfg.SearchDomains},
 	}
-	return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
+	rcfg := reconcile.Config{
 		Service: model.ServiceNetwork, Plural: "virtualmachines", Workers: 8,
 		Inputs:  []string{model.ServicePlacement},
 		Related: []string{"virtualmachineclasses"},
 		Resync:  resync,
 		Logger:  cfg.Logger,
-	}, h.reconcile)
+	}
+	// Guest changes and probe periods reconcile a VM outside the streams' order: through
+	// the trigger, which serialises them with the loop's reconciles of the same VM.
+	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, h.reconcile)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	h.requestAt = func(ref events.Ref, at time.Time) { trigger.RequestAt(ctx, ref, at) }
+	h.guests = newGuestWatch(vc, cmp.Or(cfg.GuestPoll, DefaultGuestPoll), trigger.Request, cfg.Logger.With("service", model.ServiceNetwork))
+	var watching sync.WaitGroup
+	watching.Go(func() {
+		// After a restart the watch and the probes know no VM: each reconcile tells them.
+		if err := trigger.RequestAll(ctx); err != nil && ctx.Err() == nil {
+			cfg.Logger.Warn("network: reconciling every VM at start", "err", err)
+		}
+		h.guests.run(ctx)
+	})
+	err = reconcile.Run(ctx, cfg.JetStream, rcfg, trigger.Func())
+	cancel()
+	watching.Wait()
+	trigger.Wait()
+	return err
 }

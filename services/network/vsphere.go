@@ -15,11 +15,11 @@ import (
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
-// vmProperties are what the service reads of a VM.
-var vmProperties = []string{
+// vmProperties are what the service reads of a VM: its devices and ExtraConfig, and the
+// guest (guestProperties).
+var vmProperties = append([]string{
 	"config.hardware.device", "config.extraConfig", "config.vAppConfig", "config.uuid",
-	"runtime.powerState", "guest.ipAddress",
-}
+}, guestProperties...)
 
 // readVM reads the VM placement created (vcenter.ReadVM) once its tasks are done.
 func readVM(ctx context.Context, c *govmomi.Client, moref, instanceUUID string) (mo.VirtualMachine, *object.VirtualMachine, error) {
