@@ -72,6 +72,10 @@ func TestSeedEncryptionExamples(t *testing.T) {
 		if want := `["Config","Disks"] local ` + home.KeyId; got != want {
 			t.Errorf("example %d: status.crypto %q, want %q", i+1, got, want)
 		}
+		tp.eventually("status.volumes[].crypto", func() bool {
+			out, _ := tp.kubectlErr("get", "vm", "my-vm", "-n", "my-namespace", "-o", "jsonpath={.status.volumes[*].crypto.providerID}/{.status.volumes[*].crypto.keyID}")
+			return out == "local/"+home.KeyId
+		})
 		cond := tp.kubectl("get", "vm", "my-vm", "-n", "my-namespace", "-o", `jsonpath={.status.conditions[?(@.type=="VirtualMachineEncryptionSynced")].status}`)
 		if cond != "True" {
 			t.Errorf("example %d: VirtualMachineEncryptionSynced %q, want True", i+1, cond)

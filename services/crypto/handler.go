@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,6 +102,11 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 			if _, err := vcenter.ReadVM(ctx, h.vc, obj.Reference().Value, vm.Spec.InstanceUUID, vmProps, &mvm); err != nil {
 				return reconcile.Result{}, err
 			}
+			// A refused reconfigure whose work is done nonetheless (a request of a crashed
+			// predecessor that reached vCenter late) is no error.
+			if len(makePlan(ask, t, readState(&mvm), func() types.CryptoKeyId { return types.CryptoKeyId{} }).ops) == 0 {
+				res.drop(model.ReasonReconfigureError)
+			}
 		}
 	}
 	res.set(conds)
@@ -109,6 +115,11 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 
 // outcome is what the condition says: the problems in api-rules §8's order.
 type outcome struct{ problems []problem }
+
+// drop forgets the problem of the given reason.
+func (o *outcome) drop(reason string) {
+	o.problems = slices.DeleteFunc(o.problems, func(p problem) bool { return p.reason == reason })
+}
 
 // apply runs p's reconfigure, if any, and tells what stays unmet.
 func (h *handler) apply(ctx context.Context, vm *object.VirtualMachine, p plan) (outcome, error) {
