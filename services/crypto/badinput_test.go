@@ -62,6 +62,24 @@ func TestUnknownProviderOrKey(t *testing.T) {
 	}
 }
 
+// A VM asking for encryption that refuses the default key provider and names no class has
+// no key: it says so and is left as it is.
+func TestNoKeyToEncryptWith(t *testing.T) {
+	js := startService(t)
+	no := false
+	v := deploytest.NewVM("my-namespace", "no-key-source", model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName, StorageClass: "my-encrypted-storage-class",
+		Crypto: &model.VirtualMachineCryptoSpec{UseDefaultKeyProvider: &no},
+	})
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	v.Put(t, js, false)
+	synced(t, js, v, 2, "False", model.ReasonNoDefaultKeyProvider)
+	if n := cryptoReconfigures[types.BaseCryptoSpec](t, vm); n != 0 {
+		t.Errorf("%d crypto reconfigures, want none", n)
+	}
+}
+
 // classReady waits for the crypto slice of an EncryptionClass whose Ready condition
 // satisfies ok, and returns that condition.
 func classReady(t *testing.T, js jetstream.JetStream, ns, name string, ok func(*metav1.Condition) bool) *metav1.Condition {

@@ -46,8 +46,8 @@ func keyProblem(ctx context.Context, kmip *crypto.ManagerKmip, provider, key str
 
 // target resolves the VM's key after the seed: spec.crypto.encryptionClassName (D10 has
 // already put the namespace's default class there), else vCenter's default key provider
-// when spec.crypto.useDefaultKeyProvider (default true). A nil target with a nil problem
-// means nothing names a key: useDefaultKeyProvider is false and no class is named.
+// when spec.crypto.useDefaultKeyProvider (default true). Without a key, the problem says
+// why.
 func (h *handler) target(ctx context.Context, vm *model.VirtualMachine) (*target, *problem, error) {
 	c := vm.Spec.Crypto
 	if c != nil && c.EncryptionClassName != "" {
@@ -70,7 +70,7 @@ func (h *handler) target(ctx context.Context, vm *model.VirtualMachine) (*target
 		return &target{provider: ec.Spec.KeyProvider, key: ec.Spec.KeyID, source: src}, nil, nil
 	}
 	if c != nil && c.UseDefaultKeyProvider != nil && !*c.UseDefaultKeyProvider {
-		return nil, nil, nil
+		return nil, &problem{model.ReasonNoDefaultKeyProvider, "spec.crypto.useDefaultKeyProvider is false and no encryption class is named: no key to encrypt the VM with"}, nil
 	}
 	id, err := h.kmip.GetDefaultKmsClusterID(ctx, nil, true)
 	if err != nil || id == "" {
