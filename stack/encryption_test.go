@@ -37,10 +37,30 @@ spec:
 `
 )
 
+// vtpmClass is the seed's my-vm-class with a vTPM in its configSpec.
+const vtpmClass = `apiVersion: vmoperator.vmware.com/v1alpha5
+kind: VirtualMachineClass
+metadata:
+  name: my-vtpm-class
+spec:
+  hardware:
+    cpus: 2
+    memory: 4Gi
+  configSpec:
+    _typeName: VirtualMachineConfigSpec
+    deviceChange:
+    - _typeName: VirtualDeviceConfigSpec
+      operation: add
+      device:
+        _typeName: VirtualTPM
+        key: -1
+`
+
 // Both of the seed's encryption examples come up PoweredOn, encrypted as the seed says:
 // VM home and disks with one key of the default key provider (local), which the seeded
 // my-encryption-class names too; status.crypto says the same as vcsim. A VM on an
-// encryption storage class was held powered off for ever before crypto encrypted.
+// encryption storage class was held powered off for ever before crypto encrypted. Then a
+// running VM asked to encrypt waits until it is powered off.
 func TestSeedEncryptionExamples(t *testing.T) {
 	tp := startTopology(t)
 	vc, err := vcenter.Connect(t.Context(), tp.vcenterURL(t))
@@ -87,6 +107,35 @@ func TestSeedEncryptionExamples(t *testing.T) {
 			return err != nil
 		})
 	}
+
+	// A running VM given a class with a vTPM (storageClass is immutable, so a class is how a
+	// VM comes to ask for encryption later): not encrypted while on; powering it off
+	// encrypts its home and adds the vTPM, and it powers on again.
+	tp.apply(vtpmClass, "")
+	tp.apply(vmNamed("running-vm", ""), "")
+	tp.waitPower("running-vm", "PoweredOn")
+	tp.kubectl("patch", "vm", "running-vm", "-n", "my-namespace", "--type", "merge", "-p", `{"spec":{"className":"my-vtpm-class"}}`)
+	encSynced := func() string {
+		out, _ := tp.kubectlErr("get", "vm", "running-vm", "-n", "my-namespace", "-o",
+			`jsonpath={.status.conditions[?(@.type=="VirtualMachineEncryptionSynced")].status} {.status.conditions[?(@.type=="VirtualMachineEncryptionSynced")].reason} {.status.conditions[?(@.type=="VirtualMachineEncryptionSynced")].message}`)
+		return out
+	}
+	tp.eventually("InvalidState while on", func() bool { return encSynced() == "False InvalidState Must be powered off to encrypt VM." })
+	if home, _ := keysInVCenter(t, tp.vm(vc, "running-vm")); home != nil {
+		t.Fatalf("a powered-on VM was encrypted: %+v", home)
+	}
+	tp.kubectl("patch", "vm", "running-vm", "-n", "my-namespace", "--type", "merge", "-p", `{"spec":{"powerState":"PoweredOff"}}`)
+	tp.eventually("encrypted once off", func() bool { return encSynced() == "True True " })
+	home, _ := keysInVCenter(t, tp.vm(vc, "running-vm"))
+	if home == nil || home.ProviderId == nil || home.ProviderId.Id != "local" {
+		t.Fatalf("after power-off: config.keyId = %+v, want a key of local", home)
+	}
+	got := tp.kubectl("get", "vm", "running-vm", "-n", "my-namespace", "-o", "jsonpath={.status.crypto.encrypted} {.status.crypto.hasVTPM} {.status.crypto.keyID}")
+	if want := `["Config"] true ` + home.KeyId; got != want {
+		t.Errorf("status.crypto %q, want %q", got, want)
+	}
+	tp.kubectl("patch", "vm", "running-vm", "-n", "my-namespace", "--type", "merge", "-p", `{"spec":{"powerState":"PoweredOn"}}`)
+	tp.waitPower("running-vm", "PoweredOn")
 }
 
 // keysInVCenter reads a VM's home key and its disks' keys with govmomi.
