@@ -59,10 +59,6 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	t, prob, err := h.target(ctx, &vm)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
 
 	placed, created := reconcile.Placed(o)
 	var mvm mo.VirtualMachine
@@ -75,42 +71,54 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 			return reconcile.Result{}, err
 		}
 	}
-	if !created {
-		// Nothing to act on yet: a problem can be told already, a VM that asks for
-		// nothing is in sync.
-		switch {
-		case !ask.Any():
-			conds.Set(model.ConditionEncryptionSynced, metav1.ConditionTrue, "", "")
-		case prob != nil:
-			conds.Set(model.ConditionEncryptionSynced, metav1.ConditionFalse, prob.reason, prob.message)
+	s := readState(&mvm)
+	var t *target
+	var prob *problem
+	if ask.Any() || s.key != nil { // the key matters only to encrypt or rekey
+		if t, prob, err = h.target(ctx, &vm); err != nil {
+			return reconcile.Result{}, err
 		}
-		return reconcile.Result{Status: model.VirtualMachineStatus{Conditions: conds.List()}}, nil
 	}
 
-	s := readState(&mvm)
 	var res outcome
 	switch {
-	case prob != nil && (ask.Any() || s.key != nil && vm.Spec.Crypto != nil && vm.Spec.Crypto.EncryptionClassName != ""):
+	case !created:
+		// Nothing to act on yet: a problem can be told already, a VM that asks for
+		// nothing is in sync.
+		if prob != nil {
+			res.problems = append(res.problems, *prob)
+		} else if ask.Any() {
+			return reconcile.Result{Status: model.VirtualMachineStatus{Conditions: conds.List()}}, nil
+		}
+	case prob != nil && (ask.Any() || vm.Spec.Crypto != nil && vm.Spec.Crypto.EncryptionClassName != ""):
 		// A class or provider that does not exist: nothing is attempted.
 		res.problems = append(res.problems, *prob)
 	default:
-		p := makePlan(ask, t, s, func() types.CryptoKeyId { return h.newKey(ctx, t) })
-		if res, err = h.apply(ctx, obj, p); err != nil {
+		if res, err = h.act(ctx, obj, &vm, ask, t, &mvm); err != nil {
 			return reconcile.Result{}, err
-		}
-		if len(p.ops) > 0 {
-			if _, err := vcenter.ReadVM(ctx, h.vc, obj.Reference().Value, vm.Spec.InstanceUUID, vmProps, &mvm); err != nil {
-				return reconcile.Result{}, err
-			}
-			// A refused reconfigure whose work is done nonetheless (a request of a crashed
-			// predecessor that reached vCenter late) is no error.
-			if len(makePlan(ask, t, readState(&mvm), func() types.CryptoKeyId { return types.CryptoKeyId{} }).ops) == 0 {
-				res.drop(model.ReasonReconfigureError)
-			}
 		}
 	}
 	res.set(conds)
 	return reconcile.Result{Status: model.VirtualMachineStatus{Crypto: observe(mvm.Config), Conditions: conds.List()}}, nil
+}
+
+// act plans and applies the reconfigure that brings the VM in line, and reads the VM
+// again into mvm after one.
+func (h *handler) act(ctx context.Context, obj *object.VirtualMachine, vm *model.VirtualMachine, ask reconcile.CryptoAsk, t *target, mvm *mo.VirtualMachine) (outcome, error) {
+	p := makePlan(ask, t, readState(mvm), func() types.CryptoKeyId { return h.newKey(ctx, t) })
+	res, err := h.apply(ctx, obj, p)
+	if err != nil || len(p.ops) == 0 {
+		return res, err
+	}
+	if _, err := vcenter.ReadVM(ctx, h.vc, obj.Reference().Value, vm.Spec.InstanceUUID, vmProps, mvm); err != nil {
+		return res, err
+	}
+	// A refused reconfigure whose work is done nonetheless (a request of a crashed
+	// predecessor that reached vCenter late) is no error.
+	if len(makePlan(ask, t, readState(mvm), func() types.CryptoKeyId { return types.CryptoKeyId{} }).ops) == 0 {
+		res.drop(model.ReasonReconfigureError)
+	}
+	return res, nil
 }
 
 // outcome is what the condition says: the problems in api-rules §8's order.
