@@ -30,18 +30,20 @@ type seededPolicies struct {
 	tagIDs map[string]string // policy tag name → tag ID
 }
 
-// readPolicies checks KeyProvider is registered and reads the IDs of the policy tags.
+// readPolicies checks the KeyProviders are registered and reads the IDs of the policy tags.
 func readPolicies(ctx context.Context, c *govmomi.Client, rc *rest.Client) (seededPolicies, error) {
 	kmip, err := crypto.GetManagerKmip(c.Client)
 	if err != nil {
 		return seededPolicies{}, fmt.Errorf("crypto manager: %w", err)
 	}
-	provider, err := findKeyProvider(ctx, kmip)
-	if err != nil {
-		return seededPolicies{}, err
-	}
-	if provider == nil {
-		return seededPolicies{}, fmt.Errorf("key provider %s is not registered (is the inventory seeded?)", KeyProvider)
+	for _, id := range KeyProviders {
+		provider, err := findKeyProvider(ctx, kmip, id)
+		if err != nil {
+			return seededPolicies{}, err
+		}
+		if provider == nil {
+			return seededPolicies{}, fmt.Errorf("key provider %s is not registered (is the inventory seeded?)", id)
+		}
 	}
 
 	m := tags.NewManager(rc)

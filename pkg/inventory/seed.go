@@ -32,7 +32,7 @@ func Seed(ctx context.Context, c *govmomi.Client, login *url.Userinfo) error {
 		s.networks,
 		s.zoneTags,
 		s.policyTags,
-		s.keyProvider,
+		s.keyProviders,
 		s.libraries,
 	}
 	for _, step := range steps {

@@ -44,7 +44,7 @@ func TestSeedBuildsTopologyIdempotently(t *testing.T) {
 			PolicyTagCategory: {ComputePolicyName, DefaultComputePolicy},
 		},
 		ClusterTags:     map[string][]string{},
-		KeyProviders:    []string{KeyProvider},
+		KeyProviders:    []string{KeyProvider, OtherKeyProvider},
 		DefaultProvider: KeyProvider,
 	}
 	var all []string

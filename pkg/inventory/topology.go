@@ -46,9 +46,16 @@ var DefaultNetwork = Networks[0].Name
 // DistributedSwitch carries the distributed port groups of Networks; every host is a member.
 const DistributedSwitch = "vmop-dvs"
 
-// KeyProvider is the native key provider registered as vCenter's default; the seed document's
-// EncryptionClass examples name it (`keyProvider: local`).
-const KeyProvider = "local"
+// KeyProvider is the key provider registered as vCenter's default; the seed document's
+// EncryptionClass examples name it (`keyProvider: local`). OtherKeyProvider is a second one (the
+// seed's status example names it), for classes that encrypt with another provider.
+const (
+	KeyProvider      = "local"
+	OtherKeyProvider = "my-key-provider-id"
+)
+
+// KeyProviders are the key providers Seed registers, the default first.
+var KeyProviders = []string{KeyProvider, OtherKeyProvider}
 
 // Namespaces are the namespaces the gateway starts with; the seed document's examples use them.
 var Namespaces = []string{"default", "my-namespace", "my-namespace-1"}

@@ -1,6 +1,10 @@
 package model
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	"encoding/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // EncryptionClass names a key provider, and optionally a key, that VMs in its namespace are
 // encrypted with.
@@ -15,7 +19,7 @@ type EncryptionClass struct {
 	// Spec is the key provider and key.
 	Spec EncryptionClassSpec `json:"spec,omitempty"`
 
-	// Status is the observed state of the class; it is empty.
+	// Status says whether the key provider and key exist in vCenter.
 	Status EncryptionClassStatus `json:"status,omitempty"`
 }
 
@@ -41,8 +45,34 @@ type EncryptionClassSpec struct {
 	KeyID string `json:"keyID,omitempty"`
 }
 
-// EncryptionClassStatus is the observed state of an encryption class; it has no fields.
-type EncryptionClassStatus struct{}
+// EncryptionClassStatus is the observed state of an encryption class.
+type EncryptionClassStatus struct {
+	// Conditions holds Ready: True when vCenter has the key provider and, if spec.keyID names
+	// one, the key; False with reason KeyProviderNotFound or KeyNotFound otherwise.
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Reasons of an EncryptionClass's Ready condition when False.
+const (
+	ReasonKeyProviderNotFound = "KeyProviderNotFound"
+	ReasonKeyNotFound         = "KeyNotFound"
+)
+
+// encryptionClassReadyCell is the Ready column: the status of the Ready condition.
+func encryptionClassReadyCell(obj []byte) any {
+	var ec EncryptionClass
+	if err := json.Unmarshal(obj, &ec); err != nil {
+		return nil
+	}
+	for _, c := range ec.Status.Conditions {
+		if c.Type == ConditionReady {
+			return string(c.Status)
+		}
+	}
+	return nil
+}
 
 // DefaultEncryptionClassLabel marks the EncryptionClass used when a VM names none.
 const DefaultEncryptionClassLabel = "encryption.vmware.com/default"

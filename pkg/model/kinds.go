@@ -164,6 +164,7 @@ var kinds = []Kind{
 		Columns: []Column{
 			{Name: "KeyProvider", Type: "string", JSONPath: ".spec.keyProvider", Description: "Key provider that holds the key."},
 			{Name: "KeyID", Type: "string", JSONPath: ".spec.keyID", Description: "Key used; empty means a generated key."},
+			{Name: "Ready", Type: "string", Value: encryptionClassReadyCell, Description: "Whether vCenter has the key provider and key."},
 			ageColumn,
 		},
 	},

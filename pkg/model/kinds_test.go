@@ -104,7 +104,7 @@ func TestKindRegistry(t *testing.T) {
 		{
 			group: GroupEncryption, plural: "encryptionclasses", wantAPIVersion: "encryption.vmware.com/v1alpha1",
 			wantShortNames: []string{"encclass"}, wantNamespaced: true, wantStatus: true, wantPrivileged: true,
-			wantColumnNames: []string{"KeyProvider", "KeyID", "Age"},
+			wantColumnNames: []string{"KeyProvider", "KeyID", "Ready", "Age"},
 		},
 		{
 			group: GroupStorage, plural: "storageclasses", wantAPIVersion: "storage.k8s.io/v1",

@@ -27,6 +27,9 @@ type ClassHardware struct {
 	memAlloc *types.ResourceAllocationInfo // MB
 	// CPU request and limit from policies, in cores: MHz depend on the host's clock.
 	cpuRequest, cpuLimit *resource.Quantity
+	// VTPM: the ConfigSpec adds a virtual TPM, which the crypto service gives the VM (a vTPM
+	// needs an encrypted VM home).
+	VTPM bool
 }
 
 // ClassHardwareOf reads a class spec; an error says its ConfigSpec is not one.
@@ -48,6 +51,12 @@ func ClassHardwareOf(spec model.VirtualMachineClassSpec) (ClassHardware, error) 
 		}
 	}
 	hw.cpuAlloc, hw.memAlloc = cs.CpuAllocation, cs.MemoryAllocation
+	for _, dc := range cs.DeviceChange {
+		if d := dc.GetVirtualDeviceConfigSpec(); d.Operation != types.VirtualDeviceConfigSpecOperationRemove {
+			_, tpm := d.Device.(*types.VirtualTPM)
+			hw.VTPM = hw.VTPM || tpm
+		}
+	}
 	if p := spec.Policies; p != nil && p.Resources != nil {
 		req, lim := p.Resources.Requests, p.Resources.Limits
 		if hw.memAlloc == nil && (memoryOf(req) != nil || memoryOf(lim) != nil) {

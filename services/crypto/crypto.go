@@ -1,11 +1,13 @@
-// Package crypto encrypts a VirtualMachine as its encryption class asks and reports its crypto state.
+// Package crypto encrypts a VirtualMachine as its storage class, class and encryption class
+// ask, and reports its crypto state and whether EncryptionClasses name keys that exist.
 //
-// In this release the service observes: once placement reports the vSphere VM created, it
-// reports status.crypto (what is encrypted and with which key, whether the VM has a virtual
-// TPM) and the condition VirtualMachineEncryptionSynced, which is True when nothing asks for
-// encryption (no spec.crypto.encryptionClassName, no encryption storage class) or the VM
-// is encrypted already, and False with reason InvalidState otherwise: vmop does not encrypt
-// VMs yet. Run is the whole service; the stack binary wires it with configuration.
+// Once placement reports the vSphere VM created, a VM whose storage class is an encryption
+// class, or whose class gives it a vTPM, is encrypted with the key of
+// spec.crypto.encryptionClassName, else of vCenter's default key provider (seed,
+// Encryption); a changed key rekeys it, a vTPM is added or removed while it is off. It
+// reports status.crypto and VirtualMachineEncryptionSynced, on which power waits before a
+// power-on. Each EncryptionClass gets a Ready condition. Run is the whole service; the
+// stack binary wires it with configuration.
 package crypto
 
 import (
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmware/govmomi/crypto"
 
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
@@ -29,10 +32,13 @@ type Config struct {
 	Logger  *slog.Logger // slog.Default() when nil
 }
 
-// resync re-reads every VM this often: a VM encrypted in vCenter announces nothing.
+// resync re-reads every VM and class this often: a key removed or a VM encrypted in vCenter
+// announces nothing.
 const resync = 5 * time.Minute
 
-// Run reconciles VirtualMachines until ctx ends.
+const pluralClasses = "encryptionclasses"
+
+// Run reconciles VirtualMachines and EncryptionClasses until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.VCenter.URL == nil {
 		return errors.New("crypto: no vCenter URL configured")
@@ -42,15 +48,39 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	vc, err := vcenter.Connect(ctx, cfg.VCenter)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
 		return err
 	}
 	defer vcenter.Logout(ctx, vc)
-	h := &handler{js: cfg.JetStream, vc: vc, now: time.Now}
-	return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
-		Service: model.ServiceCrypto, Plural: "virtualmachines", Workers: 8,
-		Inputs:  []string{model.ServicePlacement},
-		Related: []string{"storageclasses"},
-		Resync:  resync,
-		Logger:  cfg.Logger,
-	}, h.reconcile)
+	kmip := crypto.NewManagerKmip(vc.Client)
+	h := &handler{js: cfg.JetStream, vc: vc, kmip: kmip, now: time.Now}
+	c := &classReconciler{kmip: kmip, now: time.Now}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	go func() {
+		errc <- reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
+			Service: model.ServiceCrypto, Plural: "virtualmachines", Workers: 8,
+			// power's slice tells when a VM waiting to be off to be encrypted is off.
+			Inputs:  []string{model.ServicePlacement, model.ServicePower},
+			Related: []string{"storageclasses", "virtualmachineclasses", pluralClasses},
+			Resync:  resync,
+			Logger:  cfg.Logger,
+		}, h.reconcile)
+	}()
+	go func() {
+		errc <- reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
+			Service: model.ServiceCrypto, Durable: model.ServiceCrypto + "-" + pluralClasses, Plural: pluralClasses,
+			Workers: 2, Resync: resync, Logger: cfg.Logger,
+		}, c.reconcile)
+	}()
+	first := <-errc
+	cancel()
+	if second := <-errc; first == nil {
+		first = second
+	}
+	return first
 }

@@ -11,7 +11,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/crypto"
+	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -22,12 +25,21 @@ import (
 
 // handler reconciles one VirtualMachine at a time (the loop serialises per object).
 type handler struct {
-	js  jetstream.JetStream
-	vc  *govmomi.Client
-	now func() time.Time
+	js   jetstream.JetStream
+	vc   *govmomi.Client
+	kmip *crypto.ManagerKmip
+	now  func() time.Time
 }
 
-// reconcile reports the VM's encryption and whether it is what the spec asks for.
+// vmProps are what the handler reads of a VM.
+var vmProps = []string{"config.keyId", "config.hardware.device", "runtime.powerState"}
+
+// reconcile encrypts, rekeys and gives or takes the vTPM of a VM as its spec asks, and
+// reports its encryption (status.crypto) and VirtualMachineEncryptionSynced.
+//
+// Exactly once: vcenter.ReadVM awaits the VM's unfinished tasks, so after a crash or a
+// redelivery the VM read shows the result of a reconfigure already started, and the plan
+// made from it is empty.
 func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.Result, error) {
 	prev := o.Slices[model.ServiceCrypto]
 	if o.Deleting() {
@@ -43,71 +55,124 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		prevConds = nil // a slice we cannot read only costs transition times
 	}
 	conds := reconcile.NewConditionSet(prevConds, o.Meta.Generation, h.now())
-	wanted, err := h.wanted(ctx, &vm)
+	ask, err := reconcile.ReadCryptoAsk(ctx, h.js, &vm)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 
 	placed, created := reconcile.Placed(o)
-	if !created {
-		// Nothing to observe yet; a request for encryption can be answered already.
-		if wanted != "" {
-			synced(conds, wanted, nil)
-		}
-		return reconcile.Result{Status: model.VirtualMachineStatus{Conditions: conds.List()}}, nil
-	}
 	var mvm mo.VirtualMachine
-	_, err = vcenter.ReadVM(ctx, h.vc, placed, vm.Spec.InstanceUUID, []string{"config.keyId", "config.hardware.device"}, &mvm)
-	if errors.Is(err, vcenter.ErrNotFound) {
-		if wanted != "" {
-			synced(conds, wanted, nil)
+	var obj *object.VirtualMachine
+	if created {
+		obj, err = vcenter.ReadVM(ctx, h.vc, placed, vm.Spec.InstanceUUID, vmProps, &mvm)
+		if errors.Is(err, vcenter.ErrNotFound) {
+			created = false
+		} else if err != nil {
+			return reconcile.Result{}, err
 		}
-		return reconcile.Result{Status: model.VirtualMachineStatus{Conditions: conds.List()}}, nil
 	}
-	if err != nil {
-		return reconcile.Result{}, err
+	s := readState(&mvm)
+	var t *target
+	var prob *problem
+	if ask.Any() || s.key != nil { // the key matters only to encrypt or rekey
+		if t, prob, err = h.target(ctx, &vm); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
-	observed := observe(mvm.Config)
-	synced(conds, wanted, observed)
-	return reconcile.Result{Status: model.VirtualMachineStatus{Crypto: observed, Conditions: conds.List()}}, nil
+
+	var res outcome
+	switch {
+	case !created:
+		// Nothing to act on yet: a problem can be told already, a VM that asks for
+		// nothing is in sync.
+		if prob != nil {
+			res.problems = append(res.problems, *prob)
+		} else if ask.Any() {
+			return reconcile.Result{Status: model.VirtualMachineStatus{Conditions: conds.List()}}, nil
+		}
+	case prob != nil && (ask.Any() || vm.Spec.Crypto != nil && vm.Spec.Crypto.EncryptionClassName != ""):
+		// A class or provider that does not exist: nothing is attempted.
+		res.problems = append(res.problems, *prob)
+	default:
+		if res, err = h.act(ctx, obj, &vm, ask, t, &mvm); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	res.set(conds)
+	return reconcile.Result{Status: model.VirtualMachineStatus{Crypto: observe(mvm.Config), Conditions: conds.List()}}, nil
 }
 
-// wanted says what asks for encryption ("" when nothing does): an encryption class, or a
-// storage class whose policy encrypts (the label the storage classes carry, api-rules §9.6).
-func (h *handler) wanted(ctx context.Context, vm *model.VirtualMachine) (string, error) {
-	var why []string
-	if c := vm.Spec.Crypto; c != nil && c.EncryptionClassName != "" {
-		why = append(why, fmt.Sprintf("encryption class %q", c.EncryptionClassName))
+// act plans and applies the reconfigure that brings the VM in line, and reads the VM
+// again into mvm after one.
+func (h *handler) act(ctx context.Context, obj *object.VirtualMachine, vm *model.VirtualMachine, ask reconcile.CryptoAsk, t *target, mvm *mo.VirtualMachine) (outcome, error) {
+	p := makePlan(ask, t, readState(mvm), func() types.CryptoKeyId { return h.newKey(ctx, t) })
+	res, err := h.apply(ctx, obj, p)
+	if err != nil || len(p.ops) == 0 {
+		return res, err
 	}
-	if name := vm.Spec.StorageClass; name != "" {
-		rec, err := events.LastSpec(ctx, h.js, events.Ref{Plural: "storageclasses", Name: name})
+	if _, err := vcenter.ReadVM(ctx, h.vc, obj.Reference().Value, vm.Spec.InstanceUUID, vmProps, mvm); err != nil {
+		return res, err
+	}
+	// A refused reconfigure whose work is done nonetheless (a request of a crashed
+	// predecessor that reached vCenter late) is no error.
+	if len(makePlan(ask, t, readState(mvm), func() types.CryptoKeyId { return types.CryptoKeyId{} }).ops) == 0 {
+		res.drop(model.ReasonReconfigureError)
+	}
+	return res, nil
+}
+
+// outcome is what the condition says: the problems in api-rules §8's order.
+type outcome struct{ problems []problem }
+
+// drop forgets the problem of the given reason.
+func (o *outcome) drop(reason string) {
+	o.problems = slices.DeleteFunc(o.problems, func(p problem) bool { return p.reason == reason })
+}
+
+// apply runs p's reconfigure, if any, and tells what stays unmet.
+func (h *handler) apply(ctx context.Context, vm *object.VirtualMachine, p plan) (outcome, error) {
+	var out outcome
+	if len(p.ops) > 0 {
+		task, err := vm.Reconfigure(ctx, p.spec)
+		if err == nil {
+			_, err = vcenter.WaitTask(ctx, task)
+		}
 		switch {
-		case errors.Is(err, events.ErrNotFound):
+		case err != nil && vcenter.IsFault(err):
+			out.problems = append(out.problems, problem{model.ReasonReconfigureError, fmt.Sprintf("Failed to %s: %v.", describe(p.ops), err)})
 		case err != nil:
-			return "", fmt.Errorf("read storage class %s: %w", name, err)
-		case rec.Op != events.OpDelete:
-			var sc model.StorageClass
-			if json.Unmarshal(rec.Body, &sc) == nil && sc.Labels[model.EncryptionEnabledLabel] == "true" {
-				why = append(why, fmt.Sprintf("encryption storage class %q", name))
+			return out, fmt.Errorf("%s: %w", describe(p.ops), err)
+		}
+	}
+	if len(p.needOff) > 0 {
+		out.problems = append(out.problems, problem{model.ReasonInvalidState, "Must be powered off to " + describe(p.needOff) + "."})
+	}
+	if p.decrypt {
+		out.problems = append(out.problems, problem{model.ReasonInvalidChanges, "Cannot decrypt VM: it asks for no encryption, but VM Operator never decrypts an encrypted VM."})
+	}
+	return out, nil
+}
+
+// set writes VirtualMachineEncryptionSynced: True without problems, else False with the
+// reasons joined by "And" (in api-rules §8's order) and the messages.
+func (o outcome) set(conds *reconcile.ConditionSet) {
+	if len(o.problems) == 0 {
+		conds.Set(model.ConditionEncryptionSynced, metav1.ConditionTrue, "", "")
+		return
+	}
+	order := []string{model.ReasonEncryptionInternalError, model.ReasonEncryptionClassNotFound, model.ReasonEncryptionClassInvalid,
+		model.ReasonNoDefaultKeyProvider, model.ReasonInvalidState, model.ReasonInvalidChanges, model.ReasonReconfigureError}
+	var reasons, messages []string
+	for _, r := range order {
+		for _, p := range o.problems {
+			if p.reason == r {
+				reasons = append(reasons, r)
+				messages = append(messages, p.message)
+				break
 			}
 		}
 	}
-	return strings.Join(why, " and "), nil
-}
-
-// synced sets VirtualMachineEncryptionSynced. Nothing asked: True. Asked: True once the
-// VM's home is encrypted; until then False with InvalidState, since vmop does not encrypt
-// VMs yet (observed is nil before the VM exists).
-func synced(conds *reconcile.ConditionSet, wanted string, observed *model.VirtualMachineCryptoStatus) {
-	switch {
-	case wanted == "":
-		conds.Set(model.ConditionEncryptionSynced, metav1.ConditionTrue, "", "")
-	case observed != nil && slices.Contains(observed.Encrypted, model.VirtualMachineEncryptionTypeConfig):
-		conds.Set(model.ConditionEncryptionSynced, metav1.ConditionTrue, "", "")
-	default:
-		conds.Set(model.ConditionEncryptionSynced, metav1.ConditionFalse, model.ReasonInvalidState, fmt.Sprintf(
-			"the %s asks to encrypt the VM, but vmop does not encrypt VMs yet: encryption arrives in a later release", wanted))
-	}
+	conds.Set(model.ConditionEncryptionSynced, metav1.ConditionFalse, strings.Join(reasons, "And"), strings.Join(messages, " "))
 }
 
 func previousStatus(prev events.Slice) any {

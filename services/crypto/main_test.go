@@ -29,11 +29,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startService runs the crypto service against a fresh NATS with the inventory's
-// storage classes in SPECS, until the test ends.
+// seeded are the inventory kinds the service reads.
+var seeded = []string{"storageclasses", "virtualmachineclasses", "encryptionclasses"}
+
+// startService runs the crypto service against a fresh NATS with the inventory's storage
+// classes, VM classes and encryption classes in SPECS, until the test ends.
 func startService(t *testing.T) jetstream.JetStream {
 	t.Helper()
-	return vc.Serve(t, func(ctx context.Context, js jetstream.JetStream) error {
-		return Run(ctx, Config{JetStream: js, VCenter: vc.Sim.Endpoint()})
-	}, "storageclasses")
+	return vc.Serve(t, run, seeded...)
+}
+
+func run(ctx context.Context, js jetstream.JetStream) error {
+	return Run(ctx, Config{JetStream: js, VCenter: vc.Sim.Endpoint()})
 }

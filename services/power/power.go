@@ -1,7 +1,7 @@
 // Package power drives a VirtualMachine's power state (Hard, Soft and TrySoft modes, restarts, power-on checks) and resizes it by class.
 //
-// The VM is powered on once placement created it, storage, network and crypto report
-// their parts ready and no poweron.check.vmoperator.vmware.com/* annotation remains;
+// The VM is powered on once placement created it, storage, network and (for a VM that
+// asks for encryption) crypto report their parts ready and no poweron.check.vmoperator.vmware.com/* annotation remains;
 // powered off or suspended when the spec says so. A watch on vCenter's events brings
 // out-of-band changes (someone powering the VM off in vCenter) back to the spec.
 //

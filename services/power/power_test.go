@@ -21,7 +21,9 @@ import (
 // crypto all report ready for the current spec; then it runs and power reports it.
 func TestPowerOnWaitsForEveryInput(t *testing.T) {
 	h := start(t)
+	h.putStorageClass("my-encrypted-storage-class", true) // crypto holds only a VM asking for encryption
 	v := h.createVM("waits-for-inputs")
+	v.obj.Spec.StorageClass = "my-encrypted-storage-class"
 	h.putSpec(v)
 
 	steps := []struct {

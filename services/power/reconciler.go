@@ -73,7 +73,11 @@ func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconci
 	if st.desired == "" {
 		st.desired = model.PowerStateOn // D4 defaults it on create; an older record may lack it
 	}
-	g := gate{checks: pendingChecks(o.Meta.Annotations), waits: unmetPrerequisites(o, in, vm.Spec.Network != nil && vm.Spec.Network.Disabled)}
+	waits, err := r.withoutCryptoUnlessAsked(ctx, &vm, unmetPrerequisites(o, in, vm.Spec.Network != nil && vm.Spec.Network.Disabled))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	g := gate{checks: pendingChecks(o.Meta.Annotations), waits: waits}
 	if st.desired == model.PowerStateOn {
 		st.checks, st.waits = g.checks, g.waits
 	}

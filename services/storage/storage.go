@@ -58,7 +58,8 @@ func Run(ctx context.Context, cfg Config) error {
 	g.Go(func() error {
 		return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
 			Service: model.ServiceStorage, Plural: "virtualmachines", Workers: 8,
-			Inputs:  []string{model.ServicePlacement},
+			// crypto's slice: a disk it encrypted or rekeyed changes status.volumes[].crypto.
+			Inputs:  []string{model.ServicePlacement, model.ServiceCrypto},
 			Related: []string{"storageclasses"},
 			Resync:  resync,
 			Logger:  cfg.Logger,
