@@ -81,12 +81,13 @@ func roleFor(name string) (func(context.Context, config) error, bool) {
 	return func(ctx context.Context, c config) error { return withNATS(ctx, c, name, withVCenter(f, c)) }, true
 }
 
-// withNATS connects to VMOP_NATS_URL (roles other than "all" need an outside NATS).
+// withNATS connects to VMOP_NATS_URL (roles other than "all" need an outside NATS) with
+// VMOP_NATS_CREDS, trusting VMOP_NATS_CA.
 func withNATS(ctx context.Context, c config, name string, f jsFunc) error {
 	if c.NATSURL == "" {
 		return errors.New("VMOP_NATS_URL is required for a single role")
 	}
-	nc, js, err := connect(c.NATSURL, nil, "vmop-"+name)
+	nc, js, err := connect(c.NATSURL, nil, name, natsLogin{Creds: c.NATSCreds, CA: c.NATSCA})
 	if err != nil {
 		return err
 	}
@@ -97,14 +98,14 @@ func withNATS(ctx context.Context, c config, name string, f jsFunc) error {
 // runAll is `make run`: embedded NATS and vcsim unless outside ones are configured, the
 // seeded inventory, every service and the API, stopping all when one fails.
 func runAll(ctx context.Context, c config) error {
-	var ns *server.Server
+	var ns *embeddedNATS
 	if c.NATSURL == "" {
 		var err error
-		if ns, err = startNATS(c.Data, c.NATSAddr); err != nil {
+		if ns, err = startNATS(ctx, c); err != nil {
 			return err
 		}
 		defer ns.Shutdown()
-		slog.Info("embedded NATS", "url", "nats://"+c.NATSAddr)
+		logNATS(c)
 	}
 	if c.VCenterURL == "" {
 		sim, err := inventory.StartSim(ctx, inventory.SimConfig{Listen: c.VCSimAddr, Username: c.VCenterUser, Password: c.VCenterPassword})
@@ -118,21 +119,30 @@ func runAll(ctx context.Context, c config) error {
 		}
 		slog.Info("embedded vcsim", "url", (&url.URL{Scheme: sim.URL.Scheme, Host: sim.URL.Host, Path: sim.URL.Path}).String())
 	}
-	nc, js, err := connect(c.NATSURL, ns, "vmop")
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	parts := []jsFunc{runAPIWith(c)}
-	for _, f := range serviceRuns {
-		parts = append(parts, withVCenter(f, c))
+	parts := map[string]jsFunc{"api": runAPIWith(c)}
+	for name, f := range serviceRuns {
+		parts[name] = withVCenter(f, c)
+	}
+	conns := map[string]jetstream.JetStream{}
+	for name := range parts {
+		// Each part is its own NATS identity: the embedded server's, or VMOP_NATS_CREDS.
+		login := natsLogin{Creds: c.NATSCreds, CA: c.NATSCA}
+		var srv *server.Server
+		if ns != nil {
+			login, srv = natsLogin{Creds: ns.auth.credsFile(name)}, ns.Server
+		}
+		nc, js, err := connect(c.NATSURL, srv, name, login)
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		conns[name] = js
 	}
 	errc := make(chan error, len(parts))
-	for _, p := range parts {
-		go func() { errc <- p(ctx, js) }()
+	for name, p := range parts {
+		go func() { errc <- p(ctx, conns[name]) }()
 	}
 	var first error
 	for range parts {
@@ -248,15 +258,24 @@ func vcenterURL(c config) (*url.URL, error) {
 	return u, nil
 }
 
-// runNATS is the NATS role for compose when no separate nats image is used.
+// runNATS is the embedded NATS alone (compose's nats container), secured as in "all".
 func runNATS(ctx context.Context, c config) error {
-	ns, err := startNATS(c.Data, c.NATSAddr)
+	ns, err := startNATS(ctx, c)
 	if err != nil {
 		return err
 	}
 	defer ns.Shutdown()
+	logNATS(c)
 	<-ctx.Done()
 	return nil
+}
+
+// logNATS tells where the embedded NATS listens and where outside systems find their
+// credentials.
+func logNATS(c config) {
+	dir := filepath.Join(c.Data, "nats")
+	slog.Info("embedded NATS", "url", "tls://"+clientAddr(c.NATSAddr),
+		"events-creds", filepath.Join(dir, eventsIdentity+".creds"), "ca", filepath.Join(dir, "ca.crt"))
 }
 
 // runVCSim is vcsim alone, seeded with the inventory.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
 	"github.com/vmop/vmop/pkg/vcenter"
@@ -47,11 +48,20 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer vcenter.Logout(ctx, vc)
 	h := &handler{js: cfg.JetStream, vc: vc, now: time.Now}
-	return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
+	return reconcile.Run(ctx, cfg.JetStream, loopConfig(cfg.Logger), h.reconcile)
+}
+
+func loopConfig(log *slog.Logger) reconcile.Config {
+	return reconcile.Config{
 		Service: model.ServiceCrypto, Plural: "virtualmachines", Workers: 8,
 		Inputs:  []string{model.ServicePlacement},
 		Related: []string{"storageclasses"},
 		Resync:  resync,
-		Logger:  cfg.Logger,
-	}, h.reconcile)
+		Logger:  log,
+	}
+}
+
+// Access is what crypto does on NATS, which its identity is allowed: its consumers.
+func Access() events.ServiceAccess {
+	return events.ServiceAccess{Service: model.ServiceCrypto, Consumers: reconcile.Consumers(loopConfig(nil))}
 }

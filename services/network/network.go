@@ -98,11 +98,25 @@ func Run(ctx context.Context, cfg Config) error {
 		backings: newBackings(vc, time.Now),
 		dns:      dnsDefaults{nameservers: cfg.Nameservers, searchDomains: cfg.SearchDomains},
 	}
-	return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
+	return reconcile.Run(ctx, cfg.JetStream, loopConfig(cfg.Logger), h.reconcile)
+}
+
+func loopConfig(log *slog.Logger) reconcile.Config {
+	return reconcile.Config{
 		Service: model.ServiceNetwork, Plural: "virtualmachines", Workers: 8,
 		Inputs:  []string{model.ServicePlacement},
 		Related: []string{"virtualmachineclasses"},
 		Resync:  resync,
-		Logger:  cfg.Logger,
-	}, h.reconcile)
+		Logger:  log,
+	}
+}
+
+// Access is what network does on NATS, which its identity is allowed: its consumers and
+// the address bucket.
+func Access() events.ServiceAccess {
+	return events.ServiceAccess{
+		Service:   model.ServiceNetwork,
+		Consumers: reconcile.Consumers(loopConfig(nil)),
+		Buckets:   []string{events.BucketIPAM},
+	}
 }
