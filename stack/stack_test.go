@@ -17,6 +17,7 @@ type stack struct {
 	t          *testing.T
 	kubeconfig string
 	data       string
+	natsURL    string // the embedded NATS, as outside systems reach it
 }
 
 func freeAddr(t *testing.T) string {
@@ -56,7 +57,7 @@ func startStack(t *testing.T) *stack {
 			t.Errorf("stack did not stop within 30s")
 		}
 	})
-	s := &stack{t: t, kubeconfig: filepath.Join(data, "kubeconfig"), data: data}
+	s := &stack{t: t, kubeconfig: filepath.Join(data, "kubeconfig"), data: data, natsURL: "nats://" + env["VMOP_NATS_ADDR"]}
 	s.eventually("seeded inventory visible to kubectl", func() bool {
 		if _, err := os.Stat(s.kubeconfig); err != nil {
 			return false
