@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -224,4 +225,39 @@ func connect(url string, ns *server.Server, name string, login natsLogin) (*nats
 		return nil, nil, fmt.Errorf("jetstream: %w", err)
 	}
 	return nc, js, nil
+}
+
+// connectParts connects each named part as its own NATS identity: in-process with the
+// embedded server's credentials, or to VMOP_NATS_URL with VMOP_NATS_CREDS. closeAll
+// closes every connection.
+func connectParts(c config, ns *embeddedNATS, names []string) (conns map[string]jetstream.JetStream, closeAll func(), err error) {
+	var ncs []*nats.Conn
+	closeAll = func() {
+		for _, nc := range ncs {
+			nc.Close()
+		}
+	}
+	conns = map[string]jetstream.JetStream{}
+	for _, name := range names {
+		login, srv := natsLogin{Creds: c.NATSCreds, CA: c.NATSCA}, (*server.Server)(nil)
+		if ns != nil {
+			login, srv = natsLogin{Creds: ns.auth.credsFile(name)}, ns.Server
+		}
+		nc, js, err := connect(c.NATSURL, srv, name, login)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		ncs = append(ncs, nc)
+		conns[name] = js
+	}
+	return conns, closeAll, nil
+}
+
+// logNATS tells where the embedded NATS listens and where outside systems find their
+// credentials.
+func logNATS(c config) {
+	dir := filepath.Join(c.Data, "nats")
+	slog.Info("embedded NATS", "url", "tls://"+clientAddr(c.NATSAddr),
+		"events-creds", filepath.Join(dir, eventsIdentity+".creds"), "ca", filepath.Join(dir, "ca.crt"))
 }

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi"
 
@@ -125,21 +126,11 @@ func runAll(ctx context.Context, c config) error {
 	for name, f := range serviceRuns {
 		parts[name] = withVCenter(f, c)
 	}
-	conns := map[string]jetstream.JetStream{}
-	for name := range parts {
-		// Each part is its own NATS identity: the embedded server's, or VMOP_NATS_CREDS.
-		login := natsLogin{Creds: c.NATSCreds, CA: c.NATSCA}
-		var srv *server.Server
-		if ns != nil {
-			login, srv = natsLogin{Creds: ns.auth.credsFile(name)}, ns.Server
-		}
-		nc, js, err := connect(c.NATSURL, srv, name, login)
-		if err != nil {
-			return err
-		}
-		defer nc.Close()
-		conns[name] = js
+	conns, closeConns, err := connectParts(c, ns, slices.Collect(maps.Keys(parts)))
+	if err != nil {
+		return err
 	}
+	defer closeConns()
 	errc := make(chan error, len(parts))
 	for name, p := range parts {
 		go func() { errc <- p(ctx, conns[name]) }()
@@ -268,14 +259,6 @@ func runNATS(ctx context.Context, c config) error {
 	logNATS(c)
 	<-ctx.Done()
 	return nil
-}
-
-// logNATS tells where the embedded NATS listens and where outside systems find their
-// credentials.
-func logNATS(c config) {
-	dir := filepath.Join(c.Data, "nats")
-	slog.Info("embedded NATS", "url", "tls://"+clientAddr(c.NATSAddr),
-		"events-creds", filepath.Join(dir, eventsIdentity+".creds"), "ca", filepath.Join(dir, "ca.crt"))
 }
 
 // runVCSim is vcsim alone, seeded with the inventory.
