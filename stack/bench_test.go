@@ -198,7 +198,7 @@ func freeBenchAddr(b *testing.B) string {
 }
 
 // waitFor polls cond until it holds or the deadline passes.
-func waitFor(b *testing.B, timeout time.Duration, what string, cond func() bool) {
+func waitFor(b testing.TB, timeout time.Duration, what string, cond func() bool) {
 	b.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {

@@ -15,6 +15,8 @@ type config struct {
 	NATSAddr        string // VMOP_NATS_ADDR: where the embedded NATS listens
 	VCSimAddr       string // VMOP_VCSIM_ADDR: where the embedded vcsim listens
 	NATSURL         string // VMOP_NATS_URL: use this NATS instead of the embedded one
+	NATSCreds       string // VMOP_NATS_CREDS: a single role's NATS credentials (a .creds file)
+	NATSCA          string // VMOP_NATS_CA: the CA that signed NATS's certificate (PEM)
 	VCenterURL      string // VMOP_VCENTER_URL (+ _USER, _PASSWORD): use this vCenter instead of vcsim
 	VCenterUser     string
 	VCenterPassword string
@@ -47,6 +49,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		NATSAddr:        or("VMOP_NATS_ADDR", "127.0.0.1:4222"),
 		VCSimAddr:       or("VMOP_VCSIM_ADDR", "127.0.0.1:8989"),
 		NATSURL:         getenv("VMOP_NATS_URL"),
+		NATSCreds:       getenv("VMOP_NATS_CREDS"),
+		NATSCA:          getenv("VMOP_NATS_CA"),
 		VCenterURL:      getenv("VMOP_VCENTER_URL"),
 		VCenterUser:     or("VMOP_VCENTER_USER", "admin"),
 		VCenterPassword: getenv("VMOP_VCENTER_PASSWORD"), // or _FILE, or the default: loadVCenter

@@ -195,7 +195,7 @@ func readModelEpoch(t *testing.T, data string) string {
 // object of every kind, resourceVersions included.
 func compareWithFreshReadModel(t *testing.T, data, epoch string) {
 	t.Helper()
-	ns, err := startNATS(data, freeAddr(t))
+	ns, err := startNATS(t.Context(), config{Data: data, NATSAddr: freeAddr(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func compareWithFreshReadModel(t *testing.T, data, epoch string) {
 	if !ns.JetStreamConfig().SyncAlways {
 		t.Error("the embedded JetStream does not sync every write to disk")
 	}
-	_, js, err := connect("", ns, "durability-test")
+	_, js, err := connect("", ns.Server, "durability-test", natsLogin{Creds: ns.auth.credsFile("api")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,39 +1,84 @@
 package main
 
 import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/services/api"
 )
 
-// startNATS runs an embedded nats-server with JetStream stored under dir, listening on
-// addr so outside systems can subscribe to vmop's subjects. Every write is synced to disk
+// embeddedNATS is the stack's own nats-server and the identities it accepts.
+type embeddedNATS struct {
+	*server.Server
+	auth *natsAuth
+}
+
+// startNATS runs the embedded nats-server, JetStream stored encrypted under
+// $VMOP_DATA/nats, listening on VMOP_NATS_ADDR with TLS (a certificate of the stack's CA)
+// and accepting only the identities of ensureNATSAuth. Every write is synced to disk
 // before it is acknowledged (sync_always): a write answered 201 survives a power loss.
-func startNATS(dir, addr string) (*server.Server, error) {
-	host, portStr, err := net.SplitHostPort(addr)
+// It sets the streams up as the admin identity, and the events account's mirror of
+// EVENTS, before returning.
+func startNATS(ctx context.Context, c config) (*embeddedNATS, error) {
+	host, portStr, err := net.SplitHostPort(c.NATSAddr)
 	if err != nil {
-		return nil, fmt.Errorf("VMOP_NATS_ADDR %q: %w", addr, err)
+		return nil, fmt.Errorf("VMOP_NATS_ADDR %q: %w", c.NATSAddr, err)
 	}
 	port, err := strconv.Atoi(portStr)
 	if err != nil {
 		return nil, fmt.Errorf("VMOP_NATS_ADDR port %q: %w", portStr, err)
 	}
+	dir := filepath.Join(c.Data, "nats")
+	auth, err := ensureNATSAuth(dir)
+	if err != nil {
+		return nil, err
+	}
+	tlsConfig, err := natsTLS(c.Data, dir, host)
+	if err != nil {
+		return nil, err
+	}
+	key, err := ensureStoreKey(filepath.Join(dir, "jetstream.key"))
+	if err != nil {
+		return nil, err
+	}
+	if err := adoptUnsecuredStore(dir, auth); err != nil {
+		return nil, err
+	}
 	ns, err := server.NewServer(&server.Options{
-		ServerName: "vmop",
-		Host:       host,
-		Port:       port,
-		JetStream:  true,
-		StoreDir:   filepath.Join(dir, "nats"),
-		SyncAlways: true,
-		NoSigs:     true,
-		NoLog:      true,
+		ServerName:       "vmop",
+		Host:             host,
+		Port:             port,
+		JetStream:        true,
+		StoreDir:         dir,
+		JetStreamKey:     key,
+		JetStreamCipher:  server.AES,
+		SyncAlways:       true,
+		TrustedOperators: []*jwt.OperatorClaims{auth.operator},
+		AccountResolver:  auth.resolver,
+		SystemAccount:    auth.system,
+		TLSConfig:        tlsConfig,
+		// A CONNECT carries the user's JWT, whose permissions (a service's consumers,
+		// subjects and API requests) exceed the 4 KiB default.
+		MaxControlLine: 64 * 1024,
+		NoSigs:         true,
+		NoLog:          true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("configure nats-server: %w", err)
@@ -43,19 +88,139 @@ func startNATS(dir, addr string) (*server.Server, error) {
 		ns.Shutdown()
 		return nil, errors.New("nats-server did not become ready")
 	}
-	return ns, nil
+	e := &embeddedNATS{Server: ns, auth: auth}
+	if err := e.setup(ctx); err != nil {
+		ns.Shutdown()
+		return nil, err
+	}
+	return e, nil
 }
 
-// connect dials NATS: the given URL, or the embedded server in-process.
-func connect(url string, ns *server.Server, name string) (*nats.Conn, jetstream.JetStream, error) {
-	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1)}
+// setup creates or updates the main account's streams as the admin identity (no other
+// may), and the events account's EVENTS as a passing user of that account.
+func (e *embeddedNATS) setup(ctx context.Context) error {
+	nc, js, err := connect("", e.Server, adminIdentity, natsLogin{Creds: e.auth.credsFile(adminIdentity)})
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	if err := events.Setup(ctx, js); err != nil {
+		return fmt.Errorf("set up streams: %w", err)
+	}
+	token, user, err := userJWT(e.auth.events, "vmop-setup")
+	if err != nil {
+		return fmt.Errorf("events account setup user: %w", err)
+	}
+	seed, _ := user.Seed()
+	enc, ejs, err := connect("", e.Server, "setup", natsLogin{jwt: token, seed: string(seed)})
+	if err != nil {
+		return err
+	}
+	defer enc.Close()
+	return events.SetupEventsMirror(ctx, ejs)
+}
+
+// natsTLS is the server's TLS configuration: a certificate for the listen host, this
+// machine's names and loopback, signed by the stack's CA ($VMOP_DATA/pki), whose
+// certificate is copied beside the credentials for outside systems.
+func natsTLS(data, dir, host string) (*tls.Config, error) {
+	ca, err := api.EnsureCA(filepath.Join(data, "pki"))
+	if err != nil {
+		return nil, fmt.Errorf("certificates: %w", err)
+	}
+	hosts := []string{"localhost", "127.0.0.1", "::1"}
+	if host != "" && host != "0.0.0.0" && host != "::" {
+		hosts = append(hosts, host)
+	}
+	if name, err := os.Hostname(); err == nil {
+		hosts = append(hosts, name)
+	}
+	certFile, keyFile, err := ca.EnsureServing("nats", "vmop-nats", hosts)
+	if err != nil {
+		return nil, fmt.Errorf("nats certificate: %w", err)
+	}
+	pem, err := os.ReadFile(ca.CertFile)
+	if err != nil {
+		return nil, fmt.Errorf("read CA: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), pem, 0o644); err != nil {
+		return nil, fmt.Errorf("copy CA: %w", err)
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("nats certificate: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// ensureStoreKey returns JetStream's encryption key, kept in file (mode 0600) and
+// created on first start: without it the store files cannot be read.
+func ensureStoreKey(file string) (string, error) {
+	key, err := os.ReadFile(file)
+	if err == nil {
+		return string(key), nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("jetstream key: %w", err)
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("jetstream key: %w", err)
+	}
+	key = []byte(hex.EncodeToString(b))
+	return string(key), writeSecret(file, key)
+}
+
+// adoptUnsecuredStore moves the streams of a store written before the server had
+// accounts (under the global account "$G") to the main account; the server encrypts
+// them on load.
+func adoptUnsecuredStore(dir string, auth *natsAuth) error {
+	mainPub, _ := auth.main.PublicKey()
+	global := filepath.Join(dir, "jetstream", server.DEFAULT_GLOBAL_ACCOUNT)
+	main := filepath.Join(dir, "jetstream", mainPub)
+	if _, err := os.Stat(global); err != nil {
+		return nil
+	}
+	if _, err := os.Stat(main); err == nil {
+		return nil
+	}
+	if err := os.Rename(global, main); err != nil {
+		return fmt.Errorf("move the store to the vmop account: %w", err)
+	}
+	return nil
+}
+
+// natsLogin is how a part authenticates: a credentials file, or a JWT and seed; and the
+// CA that signed the server's certificate (none for the embedded server in-process).
+type natsLogin struct {
+	Creds, CA string
+	jwt, seed string
+}
+
+// connect dials NATS: the given URL, or the embedded server in-process, as the part
+// called name, whose replies arrive under its own inbox prefix.
+func connect(url string, ns *server.Server, name string, login natsLogin) (*nats.Conn, jetstream.JetStream, error) {
+	opts := []nats.Option{nats.Name("vmop-" + name), nats.MaxReconnects(-1)}
+	if id, ok := roleIdentities()[name]; ok {
+		opts = append(opts, nats.CustomInboxPrefix(id.Inbox))
+	}
 	if ns != nil {
-		url = ns.ClientURL()
+		// In-process needs no TLS: a nats:// URL, as the server's tls:// one would ask for it.
+		url = "nats://" + ns.Addr().String()
 		opts = append(opts, nats.InProcessServer(ns))
+	}
+	switch {
+	case login.Creds != "":
+		opts = append(opts, nats.UserCredentials(login.Creds))
+	case login.jwt != "":
+		opts = append(opts, nats.UserJWTAndSeed(login.jwt, login.seed))
+	}
+	if login.CA != "" {
+		opts = append(opts, nats.RootCAs(login.CA))
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to nats %s: %w", url, err)
+		return nil, nil, fmt.Errorf("connect to nats %s as %s: %w", url, name, err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -63,4 +228,39 @@ func connect(url string, ns *server.Server, name string) (*nats.Conn, jetstream.
 		return nil, nil, fmt.Errorf("jetstream: %w", err)
 	}
 	return nc, js, nil
+}
+
+// connectParts connects each named part as its own NATS identity: in-process with the
+// embedded server's credentials, or to VMOP_NATS_URL with VMOP_NATS_CREDS. closeAll
+// closes every connection.
+func connectParts(c config, ns *embeddedNATS, names []string) (conns map[string]jetstream.JetStream, closeAll func(), err error) {
+	var ncs []*nats.Conn
+	closeAll = func() {
+		for _, nc := range ncs {
+			nc.Close()
+		}
+	}
+	conns = map[string]jetstream.JetStream{}
+	for _, name := range names {
+		login, srv := natsLogin{Creds: c.NATSCreds, CA: c.NATSCA}, (*server.Server)(nil)
+		if ns != nil {
+			login, srv = natsLogin{Creds: ns.auth.credsFile(name)}, ns.Server
+		}
+		nc, js, err := connect(c.NATSURL, srv, name, login)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		ncs = append(ncs, nc)
+		conns[name] = js
+	}
+	return conns, closeAll, nil
+}
+
+// logNATS tells where the embedded NATS listens and where outside systems find their
+// credentials.
+func logNATS(c config) {
+	dir := filepath.Join(c.Data, "nats")
+	slog.Info("embedded NATS", "url", "tls://"+clientAddr(c.NATSAddr),
+		"events-creds", filepath.Join(dir, eventsIdentity+".creds"), "ca", filepath.Join(dir, "ca.crt"))
 }

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
@@ -290,17 +288,10 @@ func (tp *topology) countVMs(vc *govmomi.Client, prefix string) int {
 	return n
 }
 
-// hasEvent reports whether EVENTS holds an event of type typ about the VM.
+// hasEvent reports whether EVENTS holds an event of type typ about the VM, as an outside
+// system reads it: with the events credentials, from the events account's mirror.
 func (tp *topology) hasEvent(t *testing.T, name, typ string) bool {
-	nc, err := nats.Connect(tp.env["VMOP_NATS_URL"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := natsAs(t, tp.env["VMOP_NATS_URL"], tp.data, eventsIdentity)
 	ref := events.Ref{Plural: "virtualmachines", Namespace: "my-namespace", Name: name}
 	s, err := js.Stream(context.Background(), events.StreamEvents)
 	if err != nil {

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi"
 
@@ -82,12 +83,13 @@ func roleFor(name string) (func(context.Context, config) error, bool) {
 	return func(ctx context.Context, c config) error { return withNATS(ctx, c, name, withVCenter(f, c)) }, true
 }
 
-// withNATS connects to VMOP_NATS_URL (roles other than "all" need an outside NATS).
+// withNATS connects to VMOP_NATS_URL (roles other than "all" need an outside NATS) with
+// VMOP_NATS_CREDS, trusting VMOP_NATS_CA.
 func withNATS(ctx context.Context, c config, name string, f jsFunc) error {
 	if c.NATSURL == "" {
 		return errors.New("VMOP_NATS_URL is required for a single role")
 	}
-	nc, js, err := connect(c.NATSURL, nil, "vmop-"+name)
+	nc, js, err := connect(c.NATSURL, nil, name, natsLogin{Creds: c.NATSCreds, CA: c.NATSCA})
 	if err != nil {
 		return err
 	}
@@ -98,14 +100,14 @@ func withNATS(ctx context.Context, c config, name string, f jsFunc) error {
 // runAll is `make run`: embedded NATS and vcsim unless outside ones are configured, the
 // seeded inventory, every service and the API, stopping all when one fails.
 func runAll(ctx context.Context, c config) error {
-	var ns *server.Server
+	var ns *embeddedNATS
 	if c.NATSURL == "" {
 		var err error
-		if ns, err = startNATS(c.Data, c.NATSAddr); err != nil {
+		if ns, err = startNATS(ctx, c); err != nil {
 			return err
 		}
 		defer ns.Shutdown()
-		slog.Info("embedded NATS", "url", "nats://"+c.NATSAddr)
+		logNATS(c)
 	}
 	if c.VCenterURL == "" {
 		sim, err := startVCSim(ctx, c)
@@ -118,21 +120,20 @@ func runAll(ctx context.Context, c config) error {
 		slog.Info("embedded vcsim", "url", (&url.URL{Scheme: sim.URL.Scheme, Host: sim.URL.Host, Path: sim.URL.Path}).String(),
 			"ca", vcsimCertFile(c))
 	}
-	nc, js, err := connect(c.NATSURL, ns, "vmop")
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	parts := map[string]jsFunc{"api": runAPIWith(c)}
+	for name, f := range serviceRuns {
+		parts[name] = withVCenter(f, c)
+	}
+	conns, closeConns, err := connectParts(c, ns, slices.Collect(maps.Keys(parts)))
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	parts := []jsFunc{runAPIWith(c)}
-	for _, f := range serviceRuns {
-		parts = append(parts, withVCenter(f, c))
-	}
+	defer closeConns()
 	errc := make(chan error, len(parts))
-	for _, p := range parts {
-		go func() { errc <- p(ctx, js) }()
+	for name, p := range parts {
+		go func() { errc <- p(ctx, conns[name]) }()
 	}
 	var first error
 	for range parts {
@@ -277,13 +278,14 @@ func explainTrust(err error) error {
 	return fmt.Errorf("%w: set VMOP_VCENTER_CA_FILE to a PEM file of its CA, or VMOP_VCENTER_THUMBPRINT to that thumbprint once checked against vCenter's own, or VMOP_VCENTER_INSECURE=true to skip verification", err)
 }
 
-// runNATS is the NATS role for compose when no separate nats image is used.
+// runNATS is the embedded NATS alone (compose's nats container), secured as in "all".
 func runNATS(ctx context.Context, c config) error {
-	ns, err := startNATS(c.Data, c.NATSAddr)
+	ns, err := startNATS(ctx, c)
 	if err != nil {
 		return err
 	}
 	defer ns.Shutdown()
+	logNATS(c)
 	<-ctx.Done()
 	return nil
 }

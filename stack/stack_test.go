@@ -18,6 +18,7 @@ type stack struct {
 	t          *testing.T
 	kubeconfig string
 	data       string
+	natsURL    string // the embedded NATS, as outside systems reach it
 }
 
 func freeAddr(t *testing.T) string {
@@ -65,7 +66,7 @@ func startStackWith(t *testing.T, settings map[string]string) *stack {
 			t.Errorf("stack did not stop within 30s")
 		}
 	})
-	s := &stack{t: t, kubeconfig: filepath.Join(data, "kubeconfig"), data: data}
+	s := &stack{t: t, kubeconfig: filepath.Join(data, "kubeconfig"), data: data, natsURL: "nats://" + env["VMOP_NATS_ADDR"]}
 	s.eventually("seeded inventory visible to kubectl", func() bool {
 		if _, err := os.Stat(s.kubeconfig); err != nil {
 			return false

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"net"
 	"path/filepath"
 	"testing"
@@ -61,7 +62,11 @@ func startTopology(t *testing.T) *topology {
 func (tp *topology) start(role string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, role, func(k string) string { return tp.env[k] }) }()
+	// As in compose, each role has its own credentials, which the nats role writes.
+	env := maps.Clone(tp.env)
+	env["VMOP_NATS_CREDS"] = filepath.Join(tp.data, "nats", role+".creds")
+	env["VMOP_NATS_CA"] = filepath.Join(tp.data, "nats", "ca.crt")
+	go func() { done <- run(ctx, role, func(k string) string { return env[k] }) }()
 	tp.stops[role] = func() {
 		cancel()
 		select {

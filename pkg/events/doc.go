@@ -49,6 +49,14 @@
 // [ErrPermanent] or [ErrMalformed] terminates, anything else is redelivered
 // with a growing delay until MaxDeliver is exhausted; both end in DEADLETTER.
 //
+// # Identities
+//
+// [GatewayPermissions], [ServiceAccess.Permissions] and [EventsReaderPermissions] are the
+// allow lists of the NATS identities the stack generates: the gateway writes SPECS, each
+// service publishes only its own STATUS slices and uses only its own consumers, outside
+// systems read only EVENTS, from an account of their own whose EVENTS mirrors the main
+// account's ([EventsShares], [SetupEventsMirror]). None may delete or purge a stream.
+//
 // # Tracing
 //
 // Every publish starts a PRODUCER span and writes W3C trace context into the

@@ -110,17 +110,44 @@ func LastStatus(ctx context.Context, js jetstream.JetStream, ref Ref, service st
 	return ParseRawStatusMsg(raw)
 }
 
-// PurgeStatus removes every slice of ref, once its tombstone is in SPECS.
+// PurgeStatus removes every slice of ref, once its tombstone is in SPECS. It deletes each
+// slice's message (STATUS keeps one per subject) rather than purging the stream, which
+// no identity but the operators' may do.
 func PurgeStatus(ctx context.Context, js jetstream.JetStream, ref Ref) error {
 	if err := ref.Validate(); err != nil {
 		return fmt.Errorf("purge status: %w", err)
 	}
-	st, err := streamHandle(ctx, js, StreamStatus)
-	if err == nil {
-		err = st.Purge(ctx, jetstream.WithPurgeSubject(statusObjectFilter(ref)))
-	}
+	subjects, err := Subjects(ctx, js, StreamStatus, statusObjectFilter(ref))
 	if err != nil {
 		return fmt.Errorf("purge status of %s: %w", ref, err)
+	}
+	for _, subj := range subjects {
+		if err := deleteLast(ctx, js, StreamStatus, subj); err != nil {
+			return fmt.Errorf("purge status of %s: %w", ref, err)
+		}
+	}
+	return nil
+}
+
+// deleteLast deletes the newest message of subject, if any; one deleted meanwhile by
+// someone else is no error.
+func deleteLast(ctx context.Context, js jetstream.JetStream, stream, subject string) error {
+	raw, err := lastMsg(ctx, js, stream, subject)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	st, err := streamHandle(ctx, js, stream)
+	if err != nil {
+		return err
+	}
+	if err := st.DeleteMsg(ctx, raw.Sequence); err != nil {
+		if now, lerr := lastMsg(ctx, js, stream, subject); errors.Is(lerr, ErrNotFound) || lerr == nil && now.Sequence != raw.Sequence {
+			return nil
+		}
+		return fmt.Errorf("delete %s of %s: %w", subject, stream, err)
 	}
 	return nil
 }

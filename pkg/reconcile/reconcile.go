@@ -6,6 +6,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -124,17 +125,35 @@ type loop struct {
 	q   *events.KeyedQueue
 }
 
-// durable is the base name of the loop's consumers.
-func (l *loop) durable() string {
-	if l.cfg.Durable != "" {
-		return l.cfg.Durable
+// Suffixes of the loop's consumers beside its SPECS one.
+const (
+	inputsSuffix  = "-inputs"
+	relatedSuffix = "-related"
+)
+
+// Consumers names the durable consumers a loop configured by cfg runs: its service's NATS
+// identity may use these and no others.
+func Consumers(cfg Config) []string {
+	l := loop{cfg: cfg}
+	names := []string{l.consumer("")}
+	if len(cfg.Inputs) > 0 {
+		names = append(names, l.consumer(inputsSuffix))
 	}
-	return l.cfg.Service
+	if len(cfg.Related) > 0 {
+		names = append(names, l.consumer(relatedSuffix))
+	}
+	return names
+}
+
+// consumer names one of the loop's consumers: its base name (Durable, or Service) with
+// the suffix.
+func (l *loop) consumer(suffix string) string {
+	return events.Durable(cmp.Or(l.cfg.Durable, l.cfg.Service) + suffix)
 }
 
 func (l *loop) consumeSpecs(ctx context.Context) error {
 	return events.Consume(ctx, l.js, events.ConsumerConfig{
-		Stream: events.StreamSpecs, Durable: events.Durable(l.durable()),
+		Stream: events.StreamSpecs, Durable: l.consumer(""),
 		FilterSubjects: []string{events.SpecFilter(l.cfg.Plural)}, Queue: l.q, Coalesce: true,
 	}, events.ObjectKey, func(ctx context.Context, msg jetstream.Msg) error {
 		ref, err := events.ParseSpecSubject(msg.Subject())
@@ -151,7 +170,7 @@ func (l *loop) consumeInputs(ctx context.Context) error {
 		filters = append(filters, events.ServiceStatusFilter(l.cfg.Plural, svc))
 	}
 	return events.Consume(ctx, l.js, events.ConsumerConfig{
-		Stream: events.StreamStatus, Durable: events.Durable(l.durable() + "-inputs"),
+		Stream: events.StreamStatus, Durable: l.consumer(inputsSuffix),
 		FilterSubjects: filters, Queue: l.q, Coalesce: true,
 	}, events.ObjectKey, func(ctx context.Context, msg jetstream.Msg) error {
 		ref, _, err := events.ParseStatusSubject(msg.Subject())
@@ -171,7 +190,7 @@ func (l *loop) consumeRelated(ctx context.Context) error {
 		filters = append(filters, events.SpecFilter(plural))
 	}
 	return events.Consume(ctx, l.js, events.ConsumerConfig{
-		Stream: events.StreamSpecs, Durable: events.Durable(l.durable() + "-related"),
+		Stream: events.StreamSpecs, Durable: l.consumer(relatedSuffix),
 		FilterSubjects: filters, Workers: 1,
 	}, func(string) string { return "related" }, func(ctx context.Context, msg jetstream.Msg) error {
 		ref, err := events.ParseSpecSubject(msg.Subject())

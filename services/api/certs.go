@@ -25,28 +25,85 @@ type Certificates struct {
 // first start. They are kept (not re-made on restart) so kubeconfigs written earlier stay
 // valid. hosts are the serving certificate's names and IP addresses.
 func EnsureCertificates(dir string, hosts []string) (Certificates, error) {
-	c := Certificates{
-		CAFile:   filepath.Join(dir, "ca.crt"),
-		CertFile: filepath.Join(dir, "tls.crt"),
-		KeyFile:  filepath.Join(dir, "tls.key"),
+	ca, err := EnsureCA(dir)
+	if err != nil {
+		return Certificates{}, err
 	}
-	if exists(c.CAFile) && exists(c.CertFile) && exists(c.KeyFile) {
-		return c, nil
+	cert, key, err := ca.EnsureServing("tls", "vmop-api", hosts)
+	return Certificates{CAFile: ca.CertFile, CertFile: cert, KeyFile: key}, err
+}
+
+// CA is the stack's certificate authority, kept in a directory as ca.crt and ca.key: it
+// signs the gateway's serving certificate and NATS's.
+type CA struct {
+	CertFile, KeyFile string
+
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+// EnsureCA loads the CA kept in dir, or creates it there (a directory of mode 0700). A
+// directory holding a CA certificate without its key (written before the key was kept)
+// gets a new CA, and EnsureServing re-issues what the old one signed.
+func EnsureCA(dir string) (*CA, error) {
+	ca := &CA{CertFile: filepath.Join(dir, "ca.crt"), KeyFile: filepath.Join(dir, "ca.key")}
+	if exists(ca.CertFile) && exists(ca.KeyFile) {
+		return ca, ca.load()
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return c, fmt.Errorf("create certificate dir: %w", err)
+		return nil, fmt.Errorf("create certificate dir: %w", err)
 	}
-	caKey, caCert, caDER, err := newCA()
+	key, cert, der, err := newCA()
 	if err != nil {
-		return c, err
+		return nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("encode CA key: %w", err)
+	}
+	if err := errors.Join(
+		writePEM(ca.KeyFile, "EC PRIVATE KEY", keyDER, 0o600),
+		writePEM(ca.CertFile, "CERTIFICATE", der, 0o644),
+	); err != nil {
+		return nil, fmt.Errorf("write CA: %w", err)
+	}
+	ca.cert, ca.key = cert, key
+	return ca, nil
+}
+
+func (ca *CA) load() error {
+	cert, err := readCertificate(ca.CertFile)
+	if err != nil {
+		return fmt.Errorf("CA certificate: %w", err)
+	}
+	block, err := readPEM(ca.KeyFile)
+	if err != nil {
+		return fmt.Errorf("CA key: %w", err)
+	}
+	key, err := x509.ParseECPrivateKey(block.Bytes)
+	if err != nil {
+		return fmt.Errorf("CA key %s: %w", ca.KeyFile, err)
+	}
+	ca.cert, ca.key = cert, key
+	return nil
+}
+
+// EnsureServing returns <name>.crt and <name>.key beside the CA: a serving certificate
+// for hosts (names and IP addresses) with commonName cn, signed by the CA. It is issued
+// when absent, and again when it is not the CA's or does not name every host.
+func (ca *CA) EnsureServing(name, cn string, hosts []string) (certFile, keyFile string, err error) {
+	dir := filepath.Dir(ca.CertFile)
+	certFile, keyFile = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
+	if exists(keyFile) && ca.signedFor(certFile, hosts) {
+		return certFile, keyFile, nil
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return c, fmt.Errorf("generate serving key: %w", err)
+		return "", "", fmt.Errorf("generate %s key: %w", name, err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: "vmop-api"},
+		Subject:      pkix.Name{CommonName: cn},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().AddDate(5, 0, 0),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
@@ -59,19 +116,32 @@ func EnsureCertificates(dir string, hosts []string) (Certificates, error) {
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
-		return c, fmt.Errorf("sign serving certificate: %w", err)
+		return "", "", fmt.Errorf("sign %s certificate: %w", name, err)
 	}
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
-		return c, fmt.Errorf("encode serving key: %w", err)
+		return "", "", fmt.Errorf("encode %s key: %w", name, err)
 	}
-	return c, errors.Join(
-		writePEM(c.CAFile, "CERTIFICATE", caDER, 0o644),
-		writePEM(c.CertFile, "CERTIFICATE", der, 0o644),
-		writePEM(c.KeyFile, "EC PRIVATE KEY", keyDER, 0o600),
+	return certFile, keyFile, errors.Join(
+		writePEM(keyFile, "EC PRIVATE KEY", keyDER, 0o600),
+		writePEM(certFile, "CERTIFICATE", der, 0o644),
 	)
+}
+
+// signedFor reports whether the certificate in file is the CA's and names every host.
+func (ca *CA) signedFor(file string, hosts []string) bool {
+	cert, err := readCertificate(file)
+	if err != nil || cert.CheckSignatureFrom(ca.cert) != nil {
+		return false
+	}
+	for _, h := range hosts {
+		if cert.VerifyHostname(h) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func newCA() (*ecdsa.PrivateKey, *x509.Certificate, []byte, error) {
@@ -106,6 +176,26 @@ func serial() *big.Int {
 
 func writePEM(path, typ string, der []byte, mode os.FileMode) error {
 	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), mode)
+}
+
+func readPEM(path string) (*pem.Block, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return nil, fmt.Errorf("%s: no PEM block", path)
+	}
+	return block, nil
+}
+
+func readCertificate(path string) (*x509.Certificate, error) {
+	block, err := readPEM(path)
+	if err != nil {
+		return nil, err
+	}
+	return x509.ParseCertificate(block.Bytes)
 }
 
 func exists(path string) bool {

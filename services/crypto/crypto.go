@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi/crypto"
 
+	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
 	"github.com/vmop/vmop/pkg/vcenter"
@@ -61,26 +62,36 @@ func Run(ctx context.Context, cfg Config) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 2)
-	go func() {
-		errc <- reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
-			Service: model.ServiceCrypto, Plural: "virtualmachines", Workers: 8,
-			// power's slice tells when a VM waiting to be off to be encrypted is off.
-			Inputs:  []string{model.ServicePlacement, model.ServicePower},
-			Related: []string{"storageclasses", "virtualmachineclasses", pluralClasses},
-			Resync:  resync,
-			Logger:  cfg.Logger,
-		}, h.reconcile)
-	}()
-	go func() {
-		errc <- reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
-			Service: model.ServiceCrypto, Durable: model.ServiceCrypto + "-" + pluralClasses, Plural: pluralClasses,
-			Workers: 2, Resync: resync, Logger: cfg.Logger,
-		}, c.reconcile)
-	}()
+	go func() { errc <- reconcile.Run(ctx, cfg.JetStream, vmLoopConfig(cfg.Logger), h.reconcile) }()
+	go func() { errc <- reconcile.Run(ctx, cfg.JetStream, classLoopConfig(cfg.Logger), c.reconcile) }()
 	first := <-errc
 	cancel()
 	if second := <-errc; first == nil {
 		first = second
 	}
 	return first
+}
+
+func vmLoopConfig(log *slog.Logger) reconcile.Config {
+	return reconcile.Config{
+		Service: model.ServiceCrypto, Plural: "virtualmachines", Workers: 8,
+		// power's slice tells when a VM waiting to be off to be encrypted is off.
+		Inputs:  []string{model.ServicePlacement, model.ServicePower},
+		Related: []string{"storageclasses", "virtualmachineclasses", pluralClasses},
+		Resync:  resync,
+		Logger:  log,
+	}
+}
+
+func classLoopConfig(log *slog.Logger) reconcile.Config {
+	return reconcile.Config{
+		Service: model.ServiceCrypto, Durable: model.ServiceCrypto + "-" + pluralClasses, Plural: pluralClasses,
+		Workers: 2, Resync: resync, Logger: log,
+	}
+}
+
+// Access is what crypto does on NATS, which its identity is allowed: its consumers.
+func Access() events.ServiceAccess {
+	consumers := append(reconcile.Consumers(vmLoopConfig(nil)), reconcile.Consumers(classLoopConfig(nil))...)
+	return events.ServiceAccess{Service: model.ServiceCrypto, Consumers: consumers}
 }

@@ -105,13 +105,7 @@ func Run(ctx context.Context, cfg Config) error {
 		backings: newBackings(vc, time.Now),
 		dns:      dnsDefaults{nameservers: cfg.Nameservers, searchDomains: cfg.SearchDomains},
 	}
-	rcfg := reconcile.Config{
-		Service: model.ServiceNetwork, Plural: "virtualmachines", Workers: 8,
-		Inputs:  []string{model.ServicePlacement},
-		Related: []string{"virtualmachineclasses"},
-		Resync:  resync,
-		Logger:  cfg.Logger,
-	}
+	rcfg := loopConfig(cfg.Logger)
 	// Guest changes and probe periods reconcile a VM outside the streams' order: through
 	// the trigger, which serialises them with the loop's reconciles of the same VM.
 	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, h.reconcile)
@@ -132,4 +126,24 @@ func Run(ctx context.Context, cfg Config) error {
 	watching.Wait()
 	trigger.Wait()
 	return err
+}
+
+func loopConfig(log *slog.Logger) reconcile.Config {
+	return reconcile.Config{
+		Service: model.ServiceNetwork, Plural: "virtualmachines", Workers: 8,
+		Inputs:  []string{model.ServicePlacement},
+		Related: []string{"virtualmachineclasses"},
+		Resync:  resync,
+		Logger:  log,
+	}
+}
+
+// Access is what network does on NATS, which its identity is allowed: its consumers and
+// the address bucket.
+func Access() events.ServiceAccess {
+	return events.ServiceAccess{
+		Service:   model.ServiceNetwork,
+		Consumers: reconcile.Consumers(loopConfig(nil)),
+		Buckets:   []string{events.BucketIPAM},
+	}
 }

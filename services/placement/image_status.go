@@ -11,6 +11,9 @@ import (
 	"github.com/vmop/vmop/pkg/reconcile"
 )
 
+// imagesDurable is the consumer of the images' storage slices.
+var imagesDurable = events.Durable(model.ServicePlacement + "-images")
+
 // watchImageStatus turns an image's new status into reconciles of the VMs that may be
 // waiting for it. An image arrives as two messages, its spec (a related object, which the
 // loop fans out on) and then its status (the storage service's slice, where the gateway's
@@ -18,7 +21,7 @@ import (
 // sees an image that is not ready yet and needs this second nudge.
 func watchImageStatus(ctx context.Context, js jetstream.JetStream, trig *reconcile.Trigger) error {
 	return events.Consume(ctx, js, events.ConsumerConfig{
-		Stream: events.StreamStatus, Durable: events.Durable(model.ServicePlacement + "-images"),
+		Stream: events.StreamStatus, Durable: imagesDurable,
 		FilterSubjects: []string{
 			events.ServiceStatusFilter(pluralImages, model.ServiceStorage),
 			events.ServiceStatusFilter(pluralClusterImages, model.ServiceStorage),

@@ -68,11 +68,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("placement: set up streams: %w", err)
 	}
 	r := newReconciler(cfg.JetStream, vc)
-	rc := reconcile.Config{
-		Service: model.ServicePlacement, Plural: pluralVMs, Workers: workers,
-		Related: []string{pluralClasses, pluralImages, pluralClusterImages},
-		Resync:  resyncEvery, Logger: cfg.Logger,
-	}
+	rc := loopConfig(cfg.Logger)
 	trig := reconcile.NewTrigger(cfg.JetStream, rc, r.reconcile)
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -88,4 +84,22 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	return first
+}
+
+func loopConfig(log *slog.Logger) reconcile.Config {
+	return reconcile.Config{
+		Service: model.ServicePlacement, Plural: pluralVMs, Workers: workers,
+		Related: []string{pluralClasses, pluralImages, pluralClusterImages},
+		Resync:  resyncEvery, Logger: log,
+	}
+}
+
+// Access is what placement does on NATS, which its identity is allowed: its consumers,
+// and appending to VirtualMachines' SPECS (the zone label it chooses).
+func Access() events.ServiceAccess {
+	return events.ServiceAccess{
+		Service:   model.ServicePlacement,
+		Consumers: append(reconcile.Consumers(loopConfig(nil)), imagesDurable),
+		Specs:     []string{pluralVMs},
+	}
 }

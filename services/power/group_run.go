@@ -25,10 +25,7 @@ func runGroups(ctx context.Context, js jetstream.JetStream, log *slog.Logger) er
 		return fmt.Errorf("set up streams: %w", err)
 	}
 	r := &groupReconciler{js: js, log: log.With("service", model.ServicePower, "kind", "VirtualMachineGroup")}
-	cfg := reconcile.Config{
-		Service: model.ServicePower, Durable: model.ServicePower + "-groups", Plural: groupPlural,
-		Workers: groupWorkers, Related: []string{plural, groupPlural}, Resync: resyncEvery, Logger: log,
-	}
+	cfg := groupsConfig(log)
 	trigger := reconcile.NewTrigger(js, cfg, r.reconcile)
 	r.requestAt = trigger.RequestAt
 
@@ -47,6 +44,16 @@ func runGroups(ctx context.Context, js jetstream.JetStream, log *slog.Logger) er
 	return err
 }
 
+func groupsConfig(log *slog.Logger) reconcile.Config {
+	return reconcile.Config{
+		Service: model.ServicePower, Durable: model.ServicePower + "-groups", Plural: groupPlural,
+		Workers: groupWorkers, Related: []string{plural, groupPlural}, Resync: resyncEvery, Logger: log,
+	}
+}
+
+// membersDurable is the consumer of the power slices that may concern a group.
+var membersDurable = events.Durable(model.ServicePower + "-group-members")
+
 // groupRequester asks for a reconcile of one group.
 type groupRequester interface {
 	Request(ctx context.Context, ref events.Ref)
@@ -56,7 +63,7 @@ type groupRequester interface {
 // about a VM or group that names a group.
 func watchMembers(ctx context.Context, js jetstream.JetStream, req groupRequester) error {
 	return events.Consume(ctx, js, events.ConsumerConfig{
-		Stream: events.StreamStatus, Durable: events.Durable(model.ServicePower + "-group-members"),
+		Stream: events.StreamStatus, Durable: membersDurable,
 		FilterSubjects: []string{events.ServiceStatusFilter(plural, model.ServicePower), events.ServiceStatusFilter(groupPlural, model.ServicePower)},
 		Workers:        groupWorkers,
 	}, nil, func(ctx context.Context, msg jetstream.Msg) error {

@@ -13,6 +13,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -127,4 +129,22 @@ func reconcileConfig(log *slog.Logger) reconcile.Config {
 		Inputs: inputs, Resync: resyncEvery, Logger: log,
 		Related: []string{pluralClasses}, // resize.go: a changed class may resize its VMs
 	}
+}
+
+// Access is what power does on NATS, which its identity is allowed: its consumers, the
+// power CloudEvents, and appending to the SPECS of VirtualMachines (a resize's class, a
+// group's members' labels) and VirtualMachineGroups (nested members).
+func Access() events.ServiceAccess {
+	a := events.ServiceAccess{
+		Service:   model.ServicePower,
+		Consumers: slices.Concat(reconcile.Consumers(reconcileConfig(nil)), reconcile.Consumers(groupsConfig(nil)), []string{membersDurable}),
+		Specs:     []string{plural, groupPlural},
+	}
+	for _, typ := range slices.Sorted(maps.Values(powerEventTypes)) {
+		a.Events = append(a.Events, events.EventKind{Plural: plural, Type: typ})
+	}
+	for _, typ := range []string{events.TypeVirtualMachinePowerOnBlocked, events.TypeVirtualMachinePowerOnUnblocked} {
+		a.Events = append(a.Events, events.EventKind{Plural: plural, Type: typ})
+	}
+	return a
 }

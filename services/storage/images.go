@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/vmware/govmomi/vapi/rest"
@@ -36,10 +37,14 @@ type imageReconciler struct {
 // run reconciles the images of plural (a namespace's or the cluster's) until ctx
 // ends.
 func (r *imageReconciler) run(ctx context.Context, cfg Config, plural string) error {
-	return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
+	return reconcile.Run(ctx, cfg.JetStream, imageLoopConfig(cfg.Logger, plural), r.reconcile)
+}
+
+func imageLoopConfig(log *slog.Logger, plural string) reconcile.Config {
+	return reconcile.Config{
 		Service: model.ServiceStorage, Durable: model.ServiceStorage + "-" + plural, Plural: plural,
-		Workers: imageWorkers, Resync: resync, Logger: cfg.Logger,
-	}, r.reconcile)
+		Workers: imageWorkers, Resync: resync, Logger: log,
+	}
 }
 
 func (r *imageReconciler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.Result, error) {

@@ -12,11 +12,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
 	"github.com/vmop/vmop/pkg/vcenter"
@@ -56,16 +58,30 @@ func Run(ctx context.Context, cfg Config) error {
 	// The loops run until ctx ends or one fails, which stops the others.
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		return reconcile.Run(ctx, cfg.JetStream, reconcile.Config{
-			Service: model.ServiceStorage, Plural: "virtualmachines", Workers: 8,
-			// crypto's slice: a disk it encrypted or rekeyed changes status.volumes[].crypto.
-			Inputs:  []string{model.ServicePlacement, model.ServiceCrypto},
-			Related: []string{"storageclasses"},
-			Resync:  resync,
-			Logger:  cfg.Logger,
-		}, h.reconcile)
+		return reconcile.Run(ctx, cfg.JetStream, vmLoopConfig(cfg.Logger), h.reconcile)
 	})
 	g.Go(func() error { return images.run(ctx, cfg, pluralImages) })
 	g.Go(func() error { return images.run(ctx, cfg, pluralClusterImages) })
 	return g.Wait()
+}
+
+func vmLoopConfig(log *slog.Logger) reconcile.Config {
+	return reconcile.Config{
+		Service: model.ServiceStorage, Plural: "virtualmachines", Workers: 8,
+		// crypto's slice: a disk it encrypted or rekeyed changes status.volumes[].crypto.
+		Inputs:  []string{model.ServicePlacement, model.ServiceCrypto},
+		Related: []string{"storageclasses"},
+		Resync:  resync,
+		Logger:  log,
+	}
+}
+
+// Access is what storage does on NATS, which its identity is allowed: its consumers.
+func Access() events.ServiceAccess {
+	return events.ServiceAccess{
+		Service: model.ServiceStorage,
+		Consumers: slices.Concat(reconcile.Consumers(vmLoopConfig(nil)),
+			reconcile.Consumers(imageLoopConfig(nil, pluralImages)),
+			reconcile.Consumers(imageLoopConfig(nil, pluralClusterImages))),
+	}
 }
