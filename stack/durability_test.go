@@ -204,7 +204,7 @@ func compareWithFreshReadModel(t *testing.T, data, epoch string) {
 	if !ns.JetStreamConfig().SyncAlways {
 		t.Error("the embedded JetStream does not sync every write to disk")
 	}
-	_, js, err := connect("", ns.Server, "durability-test", natsLogin{Creds: ns.auth.credsFile("api")})
+	_, js, err := connect("", ns.Server, "api", natsLogin{Creds: ns.auth.credsFile("api")})
 	if err != nil {
 		t.Fatal(err)
 	}
