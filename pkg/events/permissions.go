@@ -77,7 +77,7 @@ func (a ServiceAccess) Permissions() Permissions {
 // EVENTS, publishes STATUS slices for the service identities it authenticates (and the
 // seeded inventory's), follows SPECS and STATUS with ordered consumers, and deletes the
 // slices of an object once its tombstone is in SPECS. It cannot delete or purge a
-// stream, nor create, change or delete the services' consumers.
+// stream, nor create, change, delete, pull from or acknowledge the services' consumers.
 func GatewayPermissions(services ...ServiceAccess) Permissions {
 	p := Permissions{Inbox: InboxPrefix(Durable("api"))}
 	p.Publish = []string{
@@ -92,7 +92,8 @@ func GatewayPermissions(services ...ServiceAccess) Permissions {
 	}
 	for _, s := range services {
 		for _, c := range s.Consumers {
-			p.DenyPublish = append(p.DenyPublish, consumerManage(anyToken, c)...)
+			p.DenyPublish = append(p.DenyPublish, consumerUse(anyToken, c)...)
+			p.DenyPublish = append(p.DenyPublish, jsAPI+"CONSUMER.DELETE."+join(anyToken, c))
 		}
 	}
 	p.Subscribe = []string{join(p.Inbox, restTokens)}

@@ -75,6 +75,15 @@ func TestPermissions(t *testing.T) {
 		{"the gateway deleting placement's consumer", func(ctx context.Context) error {
 			return api.DeleteConsumer(ctx, events.StreamSpecs, events.Durable("placement"))
 		}},
+		{"the gateway reading placement's consumer", func(ctx context.Context) error {
+			_, err := api.Consumer(ctx, events.StreamSpecs, events.Durable("placement"))
+			return err
+		}},
+		{"the gateway pulling from placement's consumer", func(ctx context.Context) error {
+			// Allowed, an empty consumer would answer at once (404 No Messages).
+			_, err := api.Conn().RequestWithContext(ctx, "$JS.API.CONSUMER.MSG.NEXT."+events.StreamSpecs+"."+events.Durable("placement"), []byte(`{"batch":1,"no_wait":true}`))
+			return err
+		}},
 		{"the gateway purging STATUS", func(ctx context.Context) error {
 			st, err := api.Stream(ctx, events.StreamStatus)
 			if err == nil {
