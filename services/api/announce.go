@@ -249,14 +249,14 @@ func (a *announcer) publish(ctx context.Context, ref events.Ref, an announcement
 	}
 }
 
-// unpublishable tells a poison event, which no retry can publish, from a NATS that is
-// unreachable for now: it cannot be spelled as a subject, it is larger than a NATS
-// message, or JetStream refuses it as a request error (e.g. larger than the stream
-// allows).
+// unpublishable tells a poison event, which no retry can publish, from a refusal that
+// passes (NATS unreachable, the account's limits reached, a stream an operator must
+// mend): it cannot be spelled as a subject, it is larger than a NATS message, or larger
+// than the stream allows one message to be.
 func unpublishable(err error) bool {
 	var apiErr *jetstream.APIError
 	return errors.Is(err, events.ErrInvalidRef) || errors.Is(err, nats.ErrMaxPayload) ||
-		errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500
+		errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum
 }
 
 // skip records a poison event in the announcer's state (table skipped) and logs it, so

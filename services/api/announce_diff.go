@@ -119,11 +119,15 @@ func announce(prev *announced, typ string, object []byte) (*announced, []announc
 		return prev, nil, err
 	}
 	uid, rv := vm.Metadata.UID, vm.Metadata.ResourceVersion
+	data, err := eventObject(object)
+	if err != nil {
+		return prev, nil, err
+	}
 	if typ == readmodel.Deleted {
 		if prev != nil && prev.UID != uid {
 			return prev, nil, nil // the tombstone of an incarnation replaced long ago
 		}
-		return nil, []announcement{{events.TypeVirtualMachineDeleted, uid + "/deleted", json.RawMessage(object)}}, nil
+		return nil, []announcement{{events.TypeVirtualMachineDeleted, uid + "/deleted", data}}, nil
 	}
 	var out []announcement
 	if prev != nil && prev.UID != uid {
@@ -133,11 +137,11 @@ func announce(prev *announced, typ string, object []byte) (*announced, []announc
 	}
 	next := vm.facts()
 	if prev == nil {
-		out = append(out, announcement{events.TypeVirtualMachineCreated, uid + "/created", json.RawMessage(object)})
+		out = append(out, announcement{events.TypeVirtualMachineCreated, uid + "/created", data})
 		prev = &announced{UID: uid, Generation: next.Generation}
 	}
 	if next.Generation != prev.Generation {
-		out = append(out, announcement{events.TypeVirtualMachineUpdated, uid + "/updated/" + rv, json.RawMessage(object)})
+		out = append(out, announcement{events.TypeVirtualMachineUpdated, uid + "/updated/" + rv, data})
 	}
 	for _, c := range vm.Status.Conditions {
 		if was, ok := prev.Conditions[c.Type]; !ok || was != next.Conditions[c.Type] {
@@ -146,7 +150,7 @@ func announce(prev *announced, typ string, object []byte) (*announced, []announc
 		}
 	}
 	if next.Deleting && !prev.Deleting {
-		out = append(out, announcement{events.TypeVirtualMachineDeleting, uid + "/deleting", json.RawMessage(object)})
+		out = append(out, announcement{events.TypeVirtualMachineDeleting, uid + "/deleting", data})
 	}
 	if next.Deleting && len(next.DeleteChecks) > 0 && (!prev.Deleting || !maps.Equal(prev.DeleteChecks, next.DeleteChecks)) {
 		out = append(out, announcement{events.TypeVirtualMachineDeleteBlocked,

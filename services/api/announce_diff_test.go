@@ -100,3 +100,36 @@ func TestLaterRV(t *testing.T) {
 		}
 	}
 }
+
+// The events that carry the VM leave out spec.bootstrap: inline cloud-init and Sysprep can
+// hold credentials, and EVENTS is read by outside systems.
+func TestEventsCarryNoBootstrap(t *testing.T) {
+	const secret = "#cloud-config\npassword: hunter2"
+	object, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"name": "vm", "namespace": "ns", "uid": "u1", "generation": 1, "resourceVersion": "1.0"},
+		"spec": map[string]any{"className": "small",
+			"bootstrap": map[string]any{"cloudInit": map[string]any{"rawCloudConfig": map[string]any{"name": "s", "key": "k"}, "cloudConfig": map[string]any{"runcmd": []string{secret}}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{readmodel.Added, readmodel.Deleted} {
+		_, anns, err := announce(nil, typ, object)
+		if err != nil || len(anns) == 0 {
+			t.Fatalf("%s: %d events, %v", typ, len(anns), err)
+		}
+		data, err := json.Marshal(anns[0].Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Spec map[string]any `json:"spec"`
+		}
+		if err := json.Unmarshal(data, &got); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := got.Spec["bootstrap"]; ok || got.Spec["className"] != "small" {
+			t.Errorf("%s event's spec = %v, want the spec without bootstrap", typ, got.Spec)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"slices"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -21,9 +20,11 @@ const (
 // each text once.
 func setWarnings(c echo.Context, warnings []string) {
 	var texts []string
+	seen := make(map[string]bool, len(warnings)) // a body can carry ~10^5 distinct unknown fields
 	total := 0
 	for _, w := range warnings {
-		if w != "" && !slices.Contains(texts, w) {
+		if w != "" && !seen[w] {
+			seen[w] = true
 			texts = append(texts, w)
 			total += utf8.RuneCountInString(w)
 		}
