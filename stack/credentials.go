@@ -52,7 +52,7 @@ func ensureCredentials(tokensPath, kubeconfig, server, caFile string) error {
 	if err := os.MkdirAll(filepath.Dir(tokensPath), 0o700); err != nil {
 		return fmt.Errorf("tokens dir: %w", err)
 	}
-	return writeFileAtomic(tokensPath, data)
+	return writeSecret(tokensPath, data)
 }
 
 func newToken() string {
@@ -116,15 +116,5 @@ func writeKubeconfigCluster(path string, cfg named, server, caFile string) error
 	if err != nil {
 		return fmt.Errorf("encode kubeconfig: %w", err)
 	}
-	return writeFileAtomic(path, data)
-}
-
-// writeFileAtomic replaces path with data (mode 0600) in one rename, so that a reader
-// (the gateway reloading its tokens, kubectl) never sees half a file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return writeSecret(path, data)
 }
