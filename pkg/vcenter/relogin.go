@@ -1,8 +1,10 @@
 package vcenter
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -109,9 +111,10 @@ const sessionHeader = "vmware-api-session-id"
 
 func (r *reloginREST) RoundTrip(req *http.Request) (*http.Response, error) {
 	sent := req.Header.Get(sessionHeader)
+	req, again := resendable(req)
 	res, err := r.next.RoundTrip(req)
 	if err != nil || res.StatusCode != http.StatusUnauthorized || sent == "" ||
-		req.Header.Get("Authorization") != "" || (req.Body != nil && req.GetBody == nil) {
+		req.Header.Get("Authorization") != "" || !again {
 		return res, err // no session yet, a login, or a body that cannot be sent again
 	}
 	if err := r.login(req.Context(), sent); err != nil {
@@ -126,6 +129,32 @@ func (r *reloginREST) RoundTrip(req *http.Request) (*http.Response, error) {
 	_ = res.Body.Close()
 	retry.Header.Set(sessionHeader, r.rc.SessionID())
 	return r.next.RoundTrip(retry)
+}
+
+// resendable is req with a body that can be sent again, if it can have one. govmomi gives
+// a call without a body (a GET, a POST ~action) an empty reader net/http cannot rewind: it
+// is probed, as net/http's transport does, and an empty one replaced with http.NoBody.
+func resendable(req *http.Request) (*http.Request, bool) {
+	if req.Body == nil || req.Body == http.NoBody || req.GetBody != nil {
+		return req, true
+	}
+	if req.ContentLength != 0 {
+		return req, false // a body of known length: not read here, nor sent twice
+	}
+	body := req.Body
+	var first [1]byte
+	n, err := io.ReadFull(body, first[:])
+	req = req.Clone(req.Context())
+	if err == io.EOF {
+		_ = body.Close()
+		req.Body, req.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
+		return req, true
+	}
+	req.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(first[:n]), body), body}
+	return req, false
 }
 
 func (r *reloginREST) login(ctx context.Context, sent string) error {
