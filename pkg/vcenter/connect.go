@@ -37,6 +37,11 @@ const keepaliveIdle = time.Minute
 // Connect logs in to e over TLS verified as e says, keeps the session from idling out and
 // logs in again when vCenter forgets it (a restart, an expiry): see relogin.
 func Connect(ctx context.Context, e Endpoint) (*govmomi.Client, error) {
+	return connect(ctx, e, time.Now)
+}
+
+// connect is Connect with the clock its re-login backoff reads.
+func connect(ctx context.Context, e Endpoint, now func() time.Time) (*govmomi.Client, error) {
 	sc, err := e.soapClient()
 	if err != nil {
 		return nil, err
@@ -45,7 +50,8 @@ func Connect(ctx context.Context, e Endpoint) (*govmomi.Client, error) {
 	if err != nil {
 		return nil, connectError(e.URL.Host, err)
 	}
-	vc.RoundTripper = keepalive.NewHandlerSOAP(&relogin{soap: sc, user: e.URL.User, manager: *vc.ServiceContent.SessionManager}, keepaliveIdle, nil)
+	rl := &relogin{soap: sc, user: e.URL.User, manager: *vc.ServiceContent.SessionManager, gate: loginGate{now: now}}
+	vc.RoundTripper = keepalive.NewHandlerSOAP(rl, keepaliveIdle, nil)
 	c := &govmomi.Client{Client: vc, SessionManager: session.NewManager(vc)}
 	if err := c.Login(ctx, e.URL.User); err != nil {
 		return nil, fmt.Errorf("log in to vCenter %s: %w", e.URL.Host, err)

@@ -1,12 +1,13 @@
 package vcenter
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"reflect"
-	"sync"
 
 	"github.com/vmware/govmomi/fault"
 	"github.com/vmware/govmomi/vapi/rest"
@@ -19,12 +20,13 @@ import (
 // restarted, or expired or terminated the session), logs in again and sends the call
 // once more: vCenter refused it before doing anything, so the repeat cannot do it twice.
 // Calls failing together log in once: only a call that went out with the current session
-// cookie logs in, the others retry with the cookie it got.
+// cookie logs in, the others retry with the cookie it got. A failed login is not repeated
+// for a while (see loginGate): calls meanwhile fail with its error.
 type relogin struct {
 	soap    *soap.Client
 	user    *url.Userinfo
 	manager types.ManagedObjectReference // the SessionManager
-	mu      sync.Mutex
+	gate    loginGate
 }
 
 func (r *relogin) RoundTrip(ctx context.Context, req, res soap.HasFault) error {
@@ -82,26 +84,24 @@ func (r *relogin) cookie() string {
 
 // login opens a new session unless another call already replaced the one sent.
 func (r *relogin) login(ctx context.Context, sent string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cookie() != sent {
+	return r.gate.login(ctx, func() bool { return r.cookie() == sent }, func(ctx context.Context) error {
+		password, _ := r.user.Password()
+		req := types.Login{This: r.manager, UserName: r.user.Username(), Password: password}
+		if _, err := methods.Login(ctx, r.soap, &req); err != nil {
+			return fmt.Errorf("log in again to vCenter %s: %w", r.soap.URL().Host, err)
+		}
 		return nil
-	}
-	password, _ := r.user.Password()
-	req := types.Login{This: r.manager, UserName: r.user.Username(), Password: password}
-	if _, err := methods.Login(ctx, r.soap, &req); err != nil {
-		return fmt.Errorf("log in again to vCenter %s: %w", r.soap.URL().Host, err)
-	}
-	return nil
+	})
 }
 
 // reloginREST is relogin for the vAPI (REST) session: a 401 answer logs in again and the
-// request is sent once more with the new session, when its body can be sent again.
+// request is sent once more with the new session, when its body can be sent again. Logins
+// go through a loginGate as relogin's do; while one holds them back, calls get the 401.
 type reloginREST struct {
 	next http.RoundTripper
 	rc   *rest.Client
 	user *url.Userinfo
-	mu   sync.Mutex
+	gate loginGate
 }
 
 // sessionHeader carries the vAPI session (govmomi's vapi/internal.SessionCookieName).
@@ -109,9 +109,10 @@ const sessionHeader = "vmware-api-session-id"
 
 func (r *reloginREST) RoundTrip(req *http.Request) (*http.Response, error) {
 	sent := req.Header.Get(sessionHeader)
+	req, again := resendable(req)
 	res, err := r.next.RoundTrip(req)
 	if err != nil || res.StatusCode != http.StatusUnauthorized || sent == "" ||
-		req.Header.Get("Authorization") != "" || (req.Body != nil && req.GetBody == nil) {
+		req.Header.Get("Authorization") != "" || !again {
 		return res, err // no session yet, a login, or a body that cannot be sent again
 	}
 	if err := r.login(req.Context(), sent); err != nil {
@@ -128,11 +129,34 @@ func (r *reloginREST) RoundTrip(req *http.Request) (*http.Response, error) {
 	return r.next.RoundTrip(retry)
 }
 
-func (r *reloginREST) login(ctx context.Context, sent string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.rc.SessionID() != sent {
-		return nil
+// resendable is req with a body that can be sent again, if it can have one. govmomi gives
+// a call without a body (a GET, a POST ~action) an empty reader net/http cannot rewind: it
+// is probed, as net/http's transport does, and an empty one replaced with http.NoBody.
+func resendable(req *http.Request) (*http.Request, bool) {
+	if req.Body == nil || req.Body == http.NoBody || req.GetBody != nil {
+		return req, true
 	}
-	return r.rc.Login(ctx, r.user)
+	if req.ContentLength != 0 {
+		return req, false // a body of known length: not read here, nor sent twice
+	}
+	body := req.Body
+	var first [1]byte
+	n, err := io.ReadFull(body, first[:])
+	req = req.Clone(req.Context())
+	if err == io.EOF {
+		_ = body.Close()
+		req.Body, req.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
+		return req, true
+	}
+	req.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(first[:n]), body), body}
+	return req, false
+}
+
+func (r *reloginREST) login(ctx context.Context, sent string) error {
+	return r.gate.login(ctx, func() bool { return r.rc.SessionID() == sent }, func(ctx context.Context) error {
+		return r.rc.Login(ctx, r.user)
+	})
 }

@@ -16,8 +16,13 @@ import (
 // library and tags are only there, and their endpoints do not accept the SOAP session, so
 // they need a login of their own.
 func LoginREST(ctx context.Context, c *govmomi.Client, login *url.Userinfo) (*rest.Client, error) {
+	return loginREST(ctx, c, login, time.Now)
+}
+
+// loginREST is LoginREST with the clock its re-login backoff reads.
+func loginREST(ctx context.Context, c *govmomi.Client, login *url.Userinfo, now func() time.Time) (*rest.Client, error) {
 	rc := rest.NewClient(c.Client)
-	rc.Transport = &reloginREST{next: rc.Transport, rc: rc, user: login}
+	rc.Transport = &reloginREST{next: rc.Transport, rc: rc, user: login, gate: loginGate{now: now}}
 	rc.Transport = keepalive.NewHandlerREST(rc, keepaliveIdle, nil)
 	if err := rc.Login(ctx, login); err != nil {
 		return nil, fmt.Errorf("vapi login to %s: %w", c.URL().Host, err)
