@@ -108,7 +108,15 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 // act plans and applies the reconfigure that brings the VM in line, and reads the VM
 // again into mvm after one.
 func (h *handler) act(ctx context.Context, obj *object.VirtualMachine, uid string, vm *model.VirtualMachine, ask reconcile.CryptoAsk, t *target, mvm *mo.VirtualMachine) (outcome, error) {
-	p := makePlan(ask, t, readState(mvm), func() types.CryptoKeyId { return h.newKey(ctx, uid, t) })
+	var keyErr error
+	p := makePlan(ask, t, readState(mvm), func() types.CryptoKeyId {
+		key, err := h.newKey(ctx, uid, t)
+		keyErr = err
+		return key
+	})
+	if keyErr != nil {
+		return outcome{}, keyErr
+	}
 	res, err := h.apply(ctx, obj, p)
 	if err != nil || len(p.ops) == 0 {
 		return res, err

@@ -98,23 +98,30 @@ func noDefaultProvider(err error) bool {
 }
 
 // newKey is the key to encrypt VM uid with: t's key, else one the provider generates, so
-// that the VM home and its disks get the same, known key in one reconfigure. A provider
-// that does not generate keys on request (a native key provider) leaves it to vCenter.
+// that the VM home and its disks get the same, known key in one reconfigure. A native key
+// provider, which does not generate keys on request, leaves it to vCenter (no key ID); a
+// failure to generate with any other provider is an error, retried.
 // A generated key is kept for the VM until the VM carries it (h.generated), so a
 // reconfigure that keeps failing reuses one key rather than minting one per attempt.
-func (h *handler) newKey(ctx context.Context, uid string, t *target) types.CryptoKeyId {
+func (h *handler) newKey(ctx context.Context, uid string, t *target) (types.CryptoKeyId, error) {
 	id := types.CryptoKeyId{KeyId: t.key, ProviderId: &types.KeyProviderId{Id: t.provider}}
 	if id.KeyId != "" {
-		return id
+		return id, nil
 	}
 	if key, ok := h.generated.get(uid, t.provider); ok {
-		return key
+		return key, nil
 	}
-	if key, err := h.kmip.GenerateKey(ctx, t.provider); err == nil {
-		id.KeyId = key
-		h.generated.put(uid, id)
+	key, err := h.kmip.GenerateKey(ctx, t.provider)
+	if err != nil {
+		native, nerr := h.kmip.IsNativeProvider(ctx, t.provider)
+		if nerr != nil || !native {
+			return id, fmt.Errorf("generate a key with key provider %s: %w", t.provider, err)
+		}
+		return id, nil
 	}
-	return id
+	id.KeyId = key
+	h.generated.put(uid, id)
+	return id, nil
 }
 
 // rekeys tells whether t differs from the key cur the VM has (api-rules §9.4): another

@@ -185,3 +185,60 @@ func TestFailingEncryptGeneratesOneKey(t *testing.T) {
 
 // must drops keys' other results.
 func must(home *types.CryptoKeyId, _ []*types.CryptoKeyId, _ bool) *types.CryptoKeyId { return home }
+
+// A key provider that fails to generate a key is asked again on the retry; the VM is not
+// encrypted meanwhile with a key left to vCenter.
+func TestGenerateKeyFailureRetried(t *testing.T) {
+	js := startService(t)
+	v := deploytest.NewVM("my-namespace", "enc-generate-fails", model.VirtualMachineSpec{ClassName: inventory.SeedClassName, StorageClass: "my-encrypted-storage-class"})
+
+	var mu sync.Mutex
+	generated := 0
+	var encrypted []string // the keys of the encrypts asked
+	vc.Sim.Intercept(func(_ *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch req := m.Body.(type) {
+		case *types.GenerateKey:
+			if generated++; generated == 1 {
+				return nil, &types.SystemError{Reason: "injected: the KMS is unreachable"}
+			}
+		case *types.ReconfigVM_Task:
+			if enc, ok := req.Spec.Crypto.(*types.CryptoSpecEncrypt); ok {
+				encrypted = append(encrypted, enc.CryptoKeyId.KeyId)
+			}
+		}
+		return nil, nil
+	})
+	t.Cleanup(func() { vc.Sim.Intercept(nil) })
+
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	synced(t, js, v, 1, "True", "")
+	_, key := keyOf(must(keys(t, vm)))
+	mu.Lock()
+	defer mu.Unlock()
+	if generated != 2 || len(encrypted) != 1 || encrypted[0] == "" || encrypted[0] != key {
+		t.Errorf("%d key generations, encrypts with keys %q, VM key %q; want 2 generations (the failed one and the retry) and one encrypt with the VM's key",
+			generated, encrypted, key)
+	}
+}
+
+// A native key provider does not generate keys on request: vCenter is left to (no key ID).
+func TestNativeProviderKey(t *testing.T) {
+	err := simulator.VPX().Run(func(ctx context.Context, c *vim25.Client) error {
+		kmip := crypto.NewManagerKmip(c)
+		if err := kmip.RegisterKmsCluster(ctx, "native", types.KmipClusterInfoKmsManagementTypeNativeProvider); err != nil {
+			return err
+		}
+		h := &handler{kmip: kmip}
+		key, err := h.newKey(ctx, "some-vm", &target{provider: "native"})
+		if err != nil || key.KeyId != "" || key.ProviderId == nil || key.ProviderId.Id != "native" {
+			t.Errorf("newKey = %+v, %v; want provider native without a key ID, no error", key, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
