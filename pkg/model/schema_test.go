@@ -175,6 +175,19 @@ func TestCheckSchemaVirtualMachine(t *testing.T) {
 		{"quantity as integer", func(vm map[string]any) { set(vm, 21474836480.0, "spec", "advanced", "bootDiskCapacity") }, nil, nil},
 		{"probe timeout maximum", func(vm map[string]any) { set(vm, 61.0, "spec", "readinessProbe", "timeoutSeconds") },
 			[]string{`spec.readinessProbe.timeoutSeconds: Invalid value: 61: must be less than or equal to 60`}, nil},
+		{"probe timeout minimum", func(vm map[string]any) { set(vm, 0.0, "spec", "readinessProbe", "timeoutSeconds") },
+			[]string{`spec.readinessProbe.timeoutSeconds: Invalid value: 0: must be greater than or equal to 1`}, nil},
+		{"probe timeout and period of a second", func(vm map[string]any) {
+			set(vm, 1.0, "spec", "readinessProbe", "timeoutSeconds")
+			set(vm, 1.0, "spec", "readinessProbe", "periodSeconds")
+		}, nil, nil},
+		{"probe timeout of a minute", func(vm map[string]any) { set(vm, 60.0, "spec", "readinessProbe", "timeoutSeconds") }, nil, nil},
+		{"probe period minimum", func(vm map[string]any) { set(vm, 0.0, "spec", "readinessProbe", "periodSeconds") },
+			[]string{`spec.readinessProbe.periodSeconds: Invalid value: 0: must be greater than or equal to 1`}, nil},
+		{"probe period negative", func(vm map[string]any) { set(vm, -10.0, "spec", "readinessProbe", "periodSeconds") },
+			[]string{`spec.readinessProbe.periodSeconds: Invalid value: -10: must be greater than or equal to 1`}, nil},
+		// VM Operator bounds the period only from below: a long period holds no worker.
+		{"probe period without maximum", func(vm map[string]any) { set(vm, 3600.0, "spec", "readinessProbe", "periodSeconds") }, nil, nil},
 		{"image name required", func(vm map[string]any) { set(vm, map[string]any{"kind": "VirtualMachineImage"}, "spec", "image") },
 			[]string{`spec.image.name: Required value`}, nil},
 		{"condition reason pattern", func(vm map[string]any) { set(vm, "not ok", "status", "conditions", 0, "reason") },

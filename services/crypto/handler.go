@@ -29,6 +29,8 @@ type handler struct {
 	vc   *govmomi.Client
 	kmip *crypto.ManagerKmip
 	now  func() time.Time
+	// generated are the keys generated for encrypts and rekeys not done yet.
+	generated generatedKeys
 }
 
 // vmProps are what the handler reads of a VM.
@@ -44,6 +46,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	prev := o.Slices[model.ServiceCrypto]
 	if o.Deleting() {
 		// Nothing to undo: placement destroys the VM. The last report stays.
+		h.generated.forget(o.Meta.UID)
 		return reconcile.Result{Status: previousStatus(prev), Released: true}, nil
 	}
 	var vm model.VirtualMachine
@@ -94,7 +97,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		// A class or provider that does not exist: nothing is attempted.
 		res.problems = append(res.problems, *prob)
 	default:
-		if res, err = h.act(ctx, obj, &vm, ask, t, &mvm); err != nil {
+		if res, err = h.act(ctx, obj, o.Meta.UID, &vm, ask, t, &mvm); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -104,8 +107,16 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 
 // act plans and applies the reconfigure that brings the VM in line, and reads the VM
 // again into mvm after one.
-func (h *handler) act(ctx context.Context, obj *object.VirtualMachine, vm *model.VirtualMachine, ask reconcile.CryptoAsk, t *target, mvm *mo.VirtualMachine) (outcome, error) {
-	p := makePlan(ask, t, readState(mvm), func() types.CryptoKeyId { return h.newKey(ctx, t) })
+func (h *handler) act(ctx context.Context, obj *object.VirtualMachine, uid string, vm *model.VirtualMachine, ask reconcile.CryptoAsk, t *target, mvm *mo.VirtualMachine) (outcome, error) {
+	var keyErr error
+	p := makePlan(ask, t, readState(mvm), func() types.CryptoKeyId {
+		key, err := h.newKey(ctx, uid, t)
+		keyErr = err
+		return key
+	})
+	if keyErr != nil {
+		return outcome{}, keyErr
+	}
 	res, err := h.apply(ctx, obj, p)
 	if err != nil || len(p.ops) == 0 {
 		return res, err
@@ -113,6 +124,7 @@ func (h *handler) act(ctx context.Context, obj *object.VirtualMachine, vm *model
 	if _, err := vcenter.ReadVM(ctx, h.vc, obj.Reference().Value, vm.Spec.InstanceUUID, vmProps, mvm); err != nil {
 		return res, err
 	}
+	h.generated.settle(uid, readState(mvm).key)
 	// A refused reconfigure whose work is done nonetheless (a request of a crashed
 	// predecessor that reached vCenter late) is no error.
 	if len(makePlan(ask, t, readState(mvm), func() types.CryptoKeyId { return types.CryptoKeyId{} }).ops) == 0 {

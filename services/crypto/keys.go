@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/vmware/govmomi/crypto"
+	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -73,24 +74,54 @@ func (h *handler) target(ctx context.Context, vm *model.VirtualMachine) (*target
 		return nil, &problem{model.ReasonNoDefaultKeyProvider, "spec.crypto.useDefaultKeyProvider is false and no encryption class is named: no key to encrypt the VM with"}, nil
 	}
 	id, err := h.kmip.GetDefaultKmsClusterID(ctx, nil, true)
-	if err != nil || id == "" {
-		// vCenter answers a bare RuntimeFault when there is no default provider.
+	if err != nil && !noDefaultProvider(err) {
+		return nil, nil, fmt.Errorf("default key provider: %w", err) // retried with backoff
+	}
+	if id == "" {
 		return nil, &problem{model.ReasonNoDefaultKeyProvider, "there is no default key provider"}, nil
 	}
 	return &target{provider: id, source: "the default key provider"}, nil, nil
 }
 
-// newKey is the key to encrypt with: t's key, else one the provider generates now, so
-// that the VM home and its disks get the same, known key in one reconfigure. A provider
-// that does not generate keys on request (a native key provider) leaves it to vCenter.
-func (h *handler) newKey(ctx context.Context, t *target) types.CryptoKeyId {
-	id := types.CryptoKeyId{KeyId: t.key, ProviderId: &types.KeyProviderId{Id: t.provider}}
-	if id.KeyId == "" {
-		if key, err := h.kmip.GenerateKey(ctx, t.provider); err == nil {
-			id.KeyId = key
-		}
+// noDefaultProvider tells whether err is vCenter's answer to GetDefaultKmsCluster when no
+// key provider is the default: a bare RuntimeFault (vcsim's "No default provider"). Its
+// subtypes (NotAuthenticated, ...) and transport errors are failures to ask, not answers.
+func noDefaultProvider(err error) bool {
+	if !soap.IsSoapFault(err) {
+		return false
 	}
-	return id
+	switch soap.ToSoapFault(err).VimFault().(type) {
+	case types.RuntimeFault, *types.RuntimeFault:
+		return true
+	}
+	return false
+}
+
+// newKey is the key to encrypt VM uid with: t's key, else one the provider generates, so
+// that the VM home and its disks get the same, known key in one reconfigure. A native key
+// provider, which does not generate keys on request, leaves it to vCenter (no key ID); a
+// failure to generate with any other provider is an error, retried.
+// A generated key is kept for the VM until the VM carries it (h.generated), so a
+// reconfigure that keeps failing reuses one key rather than minting one per attempt.
+func (h *handler) newKey(ctx context.Context, uid string, t *target) (types.CryptoKeyId, error) {
+	id := types.CryptoKeyId{KeyId: t.key, ProviderId: &types.KeyProviderId{Id: t.provider}}
+	if id.KeyId != "" {
+		return id, nil
+	}
+	if key, ok := h.generated.get(uid, t.provider); ok {
+		return key, nil
+	}
+	key, err := h.kmip.GenerateKey(ctx, t.provider)
+	if err != nil {
+		native, nerr := h.kmip.IsNativeProvider(ctx, t.provider)
+		if nerr != nil || !native {
+			return id, fmt.Errorf("generate a key with key provider %s: %w", t.provider, err)
+		}
+		return id, nil
+	}
+	id.KeyId = key
+	h.generated.put(uid, id)
+	return id, nil
 }
 
 // rekeys tells whether t differs from the key cur the VM has (api-rules §9.4): another

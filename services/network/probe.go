@@ -32,6 +32,14 @@ func probePeriod(p *model.VirtualMachineReadinessProbeSpec) time.Duration {
 	return defaultProbePeriod
 }
 
+// probeTimeout is how long a TCP probe may take to connect (admission keeps it 1-60s).
+func probeTimeout(p *model.VirtualMachineReadinessProbeSpec) time.Duration {
+	if p.TimeoutSeconds > 0 {
+		return time.Duration(p.TimeoutSeconds) * time.Second
+	}
+	return defaultProbeTimeout
+}
+
 // notProbed sets Ready False while the probe cannot run yet: the VM is not created.
 func notProbed(conds *reconcile.ConditionSet, vm *model.VirtualMachine, why string) {
 	if vm.Spec.ReadinessProbe != nil {
@@ -84,11 +92,8 @@ func probeTCP(ctx context.Context, p *model.VirtualMachineReadinessProbeSpec, ob
 	if err != nil {
 		return metav1.ConditionUnknown, err.Error()
 	}
-	timeout := defaultProbeTimeout
-	if p.TimeoutSeconds > 0 {
-		timeout = time.Duration(p.TimeoutSeconds) * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	// The probe runs in a reconcile worker: its timeout, not the kernel's, bounds the wait.
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout(p))
 	defer cancel()
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
