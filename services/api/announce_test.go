@@ -405,7 +405,11 @@ func TestAnnouncerSkipsAnEventItCannotPublish(t *testing.T) {
 // nor takes the current objects as announced, but announces the difference between what
 // it announced and what the streams hold.
 func TestAnnouncerOnDivergedStreamsAnnouncesTheDifference(t *testing.T) {
-	js, _ := eventstest.JetStream(t)
+	js, firstNC := eventstest.JetStream(t)
+	announced, err := firstNC.SubscribeSync("vmop.events.virtualmachines.>")
+	if err != nil {
+		t.Fatal(err)
+	}
 	g := startGateway(t, js, t.TempDir())
 	waitAnnouncing(t, g)
 	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
@@ -413,6 +417,15 @@ func TestAnnouncerOnDivergedStreamsAnnouncesTheDifference(t *testing.T) {
 	}
 	createNamedVM(t, g, "kept")
 	createNamedVM(t, g, "lost")
+	// Both must be announced before the gateway stops: a stop may come before the
+	// announcer saw a change, and a VM never announced is rightly not announced gone.
+	// An announcer that published an event records it even when stopped meanwhile.
+	if diff := cmp.Diff([]string{
+		"vmop.events.virtualmachines.my-namespace.kept.created",
+		"vmop.events.virtualmachines.my-namespace.lost.created",
+	}, waitPublished(t, announced, 2)); diff != "" {
+		t.Fatalf("published before the streams diverged (-want +got):\n%s", diff)
+	}
 	g.stop()
 	g.stop = nil
 
