@@ -467,3 +467,34 @@ func TestAnnouncerOnDivergedStreamsAnnouncesTheDifference(t *testing.T) {
 		t.Errorf("published next (-want +got):\n%s", diff)
 	}
 }
+
+// An announcer that had announced nothing (here: no VM existed) before the streams
+// diverged is not a new replica: its cursor of the other history says it announced
+// everything up to there, so what the new history holds was never announced and is.
+func TestAnnouncerOnDivergedStreamsAnnouncesWhatItHadNotAnnounced(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	g := startGateway(t, js, t.TempDir())
+	waitAnnouncing(t, g)
+	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create storage class: %d %s", code, body)
+	}
+	g.stop()
+	g.stop = nil
+
+	diverged, nc := eventstest.JetStream(t) // it ends before the read model's position
+	published, err := nc.SubscribeSync("vmop.events.virtualmachines.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := events.Ref{Plural: "virtualmachines", Namespace: "my-namespace", Name: "added"}
+	body := `{"apiVersion":"vmoperator.vmware.com/v1alpha5","kind":"VirtualMachine",
+		"metadata":{"name":"added","namespace":"my-namespace","uid":"uid-added","generation":1},"spec":{}}`
+	if _, err := events.AppendSpec(context.Background(), diverged, added, events.OpPut, []byte(body), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	startGateway(t, diverged, g.dir)
+	if diff := cmp.Diff([]string{"vmop.events.virtualmachines.my-namespace.added.created"}, waitPublished(t, published, 1)); diff != "" {
+		t.Errorf("published on the diverged streams (-want +got):\n%s", diff)
+	}
+}
