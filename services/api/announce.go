@@ -84,6 +84,9 @@ func runAnnouncer(ctx context.Context, js jetstream.JetStream, rm *readmodel.Sto
 		return nil
 	}
 	state.epoch = rm.Epoch()
+	// Only a state that never saved a cursor is new: one whose cursor is of another epoch
+	// announced what it holds in facts, and nothing else, however few they are.
+	adopt := cursor == "" && len(facts) == 0
 	if cursor != "" && epoch != state.epoch {
 		// The cursor is a position in another history of the read model (a new file, or
 		// a rebuild after the streams diverged): resuming from it could replay or skip.
@@ -91,8 +94,7 @@ func runAnnouncer(ctx context.Context, js jetstream.JetStream, rm *readmodel.Sto
 			"cursor", cursor)
 		cursor = ""
 	}
-	a := &announcer{js: js, rm: rm, state: state, log: log, cursor: cursor, facts: facts,
-		adopt: cursor == "" && len(facts) == 0}
+	a := &announcer{js: js, rm: rm, state: state, log: log, cursor: cursor, facts: facts, adopt: adopt}
 	return a.run(ctx)
 }
 

@@ -405,7 +405,11 @@ func TestAnnouncerSkipsAnEventItCannotPublish(t *testing.T) {
 // nor takes the current objects as announced, but announces the difference between what
 // it announced and what the streams hold.
 func TestAnnouncerOnDivergedStreamsAnnouncesTheDifference(t *testing.T) {
-	js, _ := eventstest.JetStream(t)
+	js, firstNC := eventstest.JetStream(t)
+	announced, err := firstNC.SubscribeSync("vmop.events.virtualmachines.>")
+	if err != nil {
+		t.Fatal(err)
+	}
 	g := startGateway(t, js, t.TempDir())
 	waitAnnouncing(t, g)
 	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
@@ -413,6 +417,15 @@ func TestAnnouncerOnDivergedStreamsAnnouncesTheDifference(t *testing.T) {
 	}
 	createNamedVM(t, g, "kept")
 	createNamedVM(t, g, "lost")
+	// Both must be announced before the gateway stops: a stop may come before the
+	// announcer saw a change, and a VM never announced is rightly not announced gone.
+	// An announcer that published an event records it even when stopped meanwhile.
+	if diff := cmp.Diff([]string{
+		"vmop.events.virtualmachines.my-namespace.kept.created",
+		"vmop.events.virtualmachines.my-namespace.lost.created",
+	}, waitPublished(t, announced, 2)); diff != "" {
+		t.Fatalf("published before the streams diverged (-want +got):\n%s", diff)
+	}
 	g.stop()
 	g.stop = nil
 
@@ -452,5 +465,36 @@ func TestAnnouncerOnDivergedStreamsAnnouncesTheDifference(t *testing.T) {
 	createNamedVM(t, g, "later")
 	if diff := cmp.Diff([]string{"vmop.events.virtualmachines.my-namespace.later.created"}, waitPublished(t, published, 1)); diff != "" {
 		t.Errorf("published next (-want +got):\n%s", diff)
+	}
+}
+
+// An announcer that had announced nothing (here: no VM existed) before the streams
+// diverged is not a new replica: its cursor of the other history says it announced
+// everything up to there, so what the new history holds was never announced and is.
+func TestAnnouncerOnDivergedStreamsAnnouncesWhatItHadNotAnnounced(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	g := startGateway(t, js, t.TempDir())
+	waitAnnouncing(t, g)
+	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create storage class: %d %s", code, body)
+	}
+	g.stop()
+	g.stop = nil
+
+	diverged, nc := eventstest.JetStream(t) // it ends before the read model's position
+	published, err := nc.SubscribeSync("vmop.events.virtualmachines.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := events.Ref{Plural: "virtualmachines", Namespace: "my-namespace", Name: "added"}
+	body := `{"apiVersion":"vmoperator.vmware.com/v1alpha5","kind":"VirtualMachine",
+		"metadata":{"name":"added","namespace":"my-namespace","uid":"uid-added","generation":1},"spec":{}}`
+	if _, err := events.AppendSpec(context.Background(), diverged, added, events.OpPut, []byte(body), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	startGateway(t, diverged, g.dir)
+	if diff := cmp.Diff([]string{"vmop.events.virtualmachines.my-namespace.added.created"}, waitPublished(t, published, 1)); diff != "" {
+		t.Errorf("published on the diverged streams (-want +got):\n%s", diff)
 	}
 }

@@ -95,7 +95,12 @@ func startGatewayWith(t *testing.T, js jetstream.JetStream, dir string, configur
 			g.stop()
 		}
 	})
-	g.eventually("namespaces seeded", func() bool {
+	// Until the read model caught up it may serve what it held before the start, which
+	// is another history when the streams diverged; the seed runs once it caught up.
+	g.eventually("read model caught up and namespaces seeded", func() bool {
+		if code, _ := g.do("GET", "/readyz", "", nil); code != http.StatusOK {
+			return false
+		}
 		code, _ := g.do("GET", "/api/v1/namespaces/kube-system", adminToken, nil)
 		return code == http.StatusOK
 	})
