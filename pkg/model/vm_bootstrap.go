@@ -28,8 +28,41 @@ func validateBootstrap(r *vmReq) field.ErrorList {
 	}
 	if b.VAppConfig != nil {
 		errs = append(errs, vAppConfigErrors(b.VAppConfig)...)
+		undeclared, err := undeclaredVAppKeys(r)
+		if err != nil {
+			return append(errs, field.InternalError(bootstrapPath.Child("vAppConfig"), err))
+		}
+		errs = append(errs, undeclared...)
 	}
 	return errs
+}
+
+// undeclaredVAppKeys refuses vAppConfig properties the VM's image does not declare in its
+// OVF environment (status.ovfProperties); an image not found or not yet reported is a
+// condition, not an admission error.
+func undeclaredVAppKeys(r *vmReq) (field.ErrorList, error) {
+	img := r.New.Spec.Image
+	if img == nil || r.Env.Lookup == nil || len(r.New.Spec.Bootstrap.VAppConfig.Properties) == 0 {
+		return nil, nil
+	}
+	st, found, err := r.Env.Lookup.Image(r.New.Namespace, *img)
+	if err != nil || !found || len(st.OVFProperties) == 0 {
+		return nil, err
+	}
+	declared := map[string]bool{}
+	var keys []string
+	for _, p := range st.OVFProperties {
+		declared[p.Key] = true
+		keys = append(keys, p.Key)
+	}
+	var errs field.ErrorList
+	path := bootstrapPath.Child("vAppConfig", "properties")
+	for _, p := range r.New.Spec.Bootstrap.VAppConfig.Properties {
+		if p.Key != "" && !declared[p.Key] {
+			errs = append(errs, field.NotSupported(path.Key(p.Key), p.Key, keys))
+		}
+	}
+	return errs, nil
 }
 
 // bootstrapCombinationErrors is BS-1..4: CloudInit alone; LinuxPrep or Sysprep, each with
