@@ -1,7 +1,6 @@
 package network
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/vmware/govmomi/vim25/mo"
@@ -71,7 +70,7 @@ func planBootstrap(vm *model.VirtualMachine, sec *secrets) bootstrapPlan {
 // fail records why the bootstrap cannot be delivered; a missing Secret or key is
 // RequiredKeyNotFound whatever the caller's reason.
 func (b *bootstrapPlan) fail(reason string, err error) {
-	if errors.Is(err, errMissingSecret) {
+	if isMissingSecret(err) {
 		reason = model.ReasonRequiredKeyNotFound
 	}
 	b.reason, b.message = reason, b.provider+": "+err.Error()

@@ -29,7 +29,7 @@ const (
 
 // userData renders the user data of spec.bootstrap.cloudInit: rawCloudConfig's Secret
 // value decoded, or cloudConfig rendered as a cloud-config with its secret values inlined;
-// "" when there is neither. A missing Secret or key is errMissingSecret.
+// "" when there is neither. A missing Secret or key is a missingSecret.
 func userData(ci *model.VirtualMachineBootstrapCloudInitSpec, sec *secrets) (string, error) {
 	if raw := ci.RawCloudConfig; raw != nil {
 		v, err := sec.value(raw.Name, raw.Key, "user-data", "value")

@@ -323,7 +323,7 @@ func TestBootstrapProblems(t *testing.T) {
 		{"password-secret", &model.VirtualMachineBootstrapSpec{CloudInit: &model.VirtualMachineBootstrapCloudInitSpec{
 			CloudConfig: &model.CloudConfig{Users: []model.CloudConfigUser{{Name: "jdoe", Passwd: &model.SecretKeySelector{Name: "pw", Key: "password"}}}}}}, model.ReasonRequiredKeyNotFound, `secret "pw"`},
 		{"vapp-secret", &model.VirtualMachineBootstrapSpec{VAppConfig: &model.VirtualMachineBootstrapVAppConfigSpec{RawProperties: "props"}},
-			model.ReasonRequiredKeyNotFound, `vAppConfig: missing secret: secret "props"`},
+			model.ReasonRequiredKeyNotFound, `vAppConfig: secret "props" not found`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,9 +16,13 @@ import (
 // re-reconciles the VMs of its namespace (a bootstrap waiting for it proceeds).
 const pluralSecrets = "secrets"
 
-// errMissingSecret: the bootstrap names a Secret or key that does not exist (yet). Its
+// missingSecret: the bootstrap names a Secret or key that does not exist (yet). Its
 // message names them, never a value.
-var errMissingSecret = errors.New("missing secret")
+type missingSecret struct{ msg string }
+
+func (e missingSecret) Error() string { return e.msg }
+
+func isMissingSecret(err error) bool { return errors.As(err, new(missingSecret)) }
 
 // secrets reads the Secrets of one namespace from SPECS, each once per reconcile.
 type secrets struct {
@@ -32,18 +36,18 @@ func newSecrets(ctx context.Context, js jetstream.JetStream, namespace string) *
 	return &secrets{ctx: ctx, js: js, namespace: namespace, read: map[string]map[string][]byte{}}
 }
 
-// data is the named Secret's data; errMissingSecret when it does not exist.
+// data is the named Secret's data; a missingSecret when it does not exist.
 func (s *secrets) data(name string) (map[string][]byte, error) {
 	if d, ok := s.read[name]; ok {
 		if d == nil {
-			return nil, fmt.Errorf("%w: secret %q not found", errMissingSecret, name)
+			return nil, missingSecret{fmt.Sprintf("secret %q not found", name)}
 		}
 		return d, nil
 	}
 	rec, err := events.LastSpec(s.ctx, s.js, events.Ref{Plural: pluralSecrets, Namespace: s.namespace, Name: name})
 	if errors.Is(err, events.ErrNotFound) || (err == nil && rec.Op == events.OpDelete) {
 		s.read[name] = nil
-		return nil, fmt.Errorf("%w: secret %q not found", errMissingSecret, name)
+		return nil, missingSecret{fmt.Sprintf("secret %q not found", name)}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read secret %s: %w", name, err)
@@ -70,5 +74,5 @@ func (s *secrets) value(name, key string, fallbacks ...string) (string, error) {
 			return string(v), nil
 		}
 	}
-	return "", fmt.Errorf("%w: key %q not found in secret %q", errMissingSecret, key, name)
+	return "", missingSecret{fmt.Sprintf("key %q not found in secret %q", key, name)}
 }
