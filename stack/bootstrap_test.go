@@ -405,4 +405,3 @@ func gunzipBase64(t *testing.T, s string) string {
 	}
 	return string(out)
 }
-
