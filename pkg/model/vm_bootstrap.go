@@ -9,7 +9,7 @@ import (
 
 var bootstrapPath = specPath.Child("bootstrap")
 
-// validateBootstrap is BS-1..8 and BS-10..15: the allowed provider combinations of
+// validateBootstrap is BS-1..7 and BS-10..15: the allowed provider combinations of
 // api-rules §10 and each provider's own constraints. Secrets are not resolved here.
 func validateBootstrap(r *vmReq) field.ErrorList {
 	b := r.New.Spec.Bootstrap
@@ -155,25 +155,21 @@ func isJSONStringList(raw json.RawMessage) bool {
 	return true
 }
 
-// linuxPrepErrors is BS-8 for LinuxPrep: the VCD-parity fields are off in our baseline.
+// linuxPrepErrors: a script is inline or from a Secret, not both. vmop delivers the
+// VCD-parity fields (password, scriptText, expirePasswordAfterNextLogin; issue #13), so
+// BS-8 does not apply.
 func linuxPrepErrors(lp *VirtualMachineBootstrapLinuxPrepSpec) field.ErrorList {
-	path := bootstrapPath.Child("linuxPrep")
-	var errs field.ErrorList
-	if lp.ExpirePasswordAfterNextLogin {
-		errs = append(errs, field.Forbidden(path.Child("expirePasswordAfterNextLogin"), vcdParityDetail))
-	}
-	if lp.Password != nil {
-		errs = append(errs, field.Forbidden(path.Child("password"), vcdParityDetail))
-	}
-	if lp.ScriptText != nil {
-		errs = append(errs, field.Forbidden(path.Child("scriptText"), vcdParityDetail))
-	}
-	return errs
+	return scriptTextErrors(lp.ScriptText, bootstrapPath.Child("linuxPrep", "scriptText"))
 }
 
-const vcdParityDetail = "not supported: VCD-parity guest customization is off"
+func scriptTextErrors(v *ValueOrSecretKeySelector, path *field.Path) field.ErrorList {
+	if v != nil && v.Value != nil && v.From != nil {
+		return field.ErrorList{field.Invalid(path, "scriptText", "value and from are mutually exclusive")}
+	}
+	return nil
+}
 
-// sysprepErrors is BS-8 and BS-10..12 for Sysprep.
+// sysprepErrors is BS-10..12 for Sysprep.
 func sysprepErrors(sp *VirtualMachineBootstrapSysprepSpec, network *VirtualMachineNetworkSpec) field.ErrorList {
 	path := bootstrapPath.Child("sysprep")
 	if (sp.Sysprep != nil) == (sp.RawSysprep != nil) {
@@ -183,15 +179,8 @@ func sysprepErrors(sp *VirtualMachineBootstrapSysprepSpec, network *VirtualMachi
 	if s == nil {
 		return nil
 	}
-	var errs field.ErrorList
-	// Upstream reports these two without the inner ".sysprep" (api-rules BS-8).
-	if s.ExpirePasswordAfterNextLogin {
-		errs = append(errs, field.Forbidden(path.Child("expirePasswordAfterNextLogin"), vcdParityDetail))
-	}
-	if s.ScriptText != nil {
-		errs = append(errs, field.Forbidden(path.Child("scriptText"), vcdParityDetail))
-	}
 	inner := path.Child("sysprep")
+	errs := scriptTextErrors(s.ScriptText, inner.Child("scriptText"))
 	if gu := s.GUIUnattended; gu != nil && gu.AutoLogon {
 		if gu.AutoLogonCount == 0 {
 			errs = append(errs, field.Invalid(inner, "guiUnattended", "autoLogon requires autoLogonCount"))
