@@ -3,6 +3,7 @@ package network
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -242,5 +243,34 @@ func TestVAppProperties(t *testing.T) {
 	})
 	if c := findCondition(st, model.ConditionBootstrapReady); !strings.Contains(c.Message, `"no-such-key"`) {
 		t.Errorf("message %q does not name the key", c.Message)
+	}
+}
+
+// customizeAtNextPowerOn: true customizes even an unchanged customization at the next
+// power-on and is then written back false (a new generation, which the service reports
+// ready without customizing again).
+func TestCustomizeAtNextPowerOnIsWrittenFalse(t *testing.T) {
+	js := startService(t)
+	v := linuxPrepVM("at-next-power-on")
+	v.Spec.Bootstrap.LinuxPrep.CustomizeAtNextPowerOn = new(true)
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	v.WaitStatus(t, js, model.ServiceNetwork, "BootstrapReady True at generation 2", func(s events.Slice, st model.VirtualMachineStatus) bool {
+		return s.Generation == 2 && bootstrapReady(s, st)
+	})
+	rec, err := events.LastSpec(t.Context(), js, v.Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored model.VirtualMachine
+	if err := json.Unmarshal(rec.Body, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if at := stored.Spec.Bootstrap.LinuxPrep.CustomizeAtNextPowerOn; at == nil || *at || stored.Generation != 2 {
+		t.Errorf("customizeAtNextPowerOn %v at generation %d, want false at 2", at, stored.Generation)
+	}
+	powerOn(t, vm)
+	if got := customizationEvents(t, vm); strings.Join(got, ",") != "started,succeeded" {
+		t.Errorf("customization events %v, want started,succeeded", got)
 	}
 }

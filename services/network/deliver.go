@@ -51,6 +51,11 @@ func planCustomization(mvm mo.VirtualMachine, vm *model.VirtualMachine, b *boots
 	return c, nil
 }
 
+// handedOver: vCenter holds this customization for the next power-on, recorded.
+func (c customization) handedOver(mvm mo.VirtualMachine) bool {
+	return c.spec != nil && pendingCustomization(mvm) && extraConfigOf(mvm)[keyCustomization] == c.hash
+}
+
 func customizeAtNextPowerOn(vm *model.VirtualMachine) *bool {
 	if b := vm.Spec.Bootstrap; b.LinuxPrep != nil {
 		return b.LinuxPrep.CustomizeAtNextPowerOn

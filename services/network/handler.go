@@ -145,10 +145,12 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 			if mvm, _, err = readVM(ctx, h.vc, vcVM.Reference().Value, ""); err != nil {
 				return reconcile.Result{}, err
 			}
-			if at := customizeAtNextPowerOn(&vm); at != nil && *at {
-				if err := h.clearCustomizeAtNextPowerOn(ctx, o); err != nil {
-					return reconcile.Result{}, err
-				}
+		}
+	}
+	if cust.handedOver(mvm) && !boot.failed() {
+		if at := customizeAtNextPowerOn(&vm); at != nil && *at {
+			if err := h.clearCustomizeAtNextPowerOn(ctx, o); err != nil {
+				return reconcile.Result{}, err
 			}
 		}
 	}
