@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -65,6 +66,16 @@ func TestSecretData(t *testing.T) {
 	}
 	check("patch", decode(t, resp))
 
+	code, resp = g.do("GET", secrets+"?watch=1&timeoutSeconds=1", userToken, nil)
+	var ev struct {
+		Type   string         `json:"type"`
+		Object map[string]any `json:"object"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(resp)).Decode(&ev); code != http.StatusOK || err != nil || ev.Type != "ADDED" {
+		t.Fatalf("watch: %d %v %s", code, err, resp)
+	}
+	check("watch", ev.Object)
+
 	if code, resp := g.do("GET", "/api/v1/namespaces/kube-system/secrets", userToken, nil); code != http.StatusForbidden {
 		t.Errorf("user lists kube-system secrets: %d %s", code, resp)
 	}
@@ -107,5 +118,26 @@ func TestSecretBadInput(t *testing.T) {
 	}
 	if after := specCount(t, js); after != before {
 		t.Errorf("SPECS grew from %d to %d records", before, after)
+	}
+}
+
+// TestConfigMap: an ordinary user writes and reads a ConfigMap in its namespace; a key
+// given in both data and binaryData is refused.
+func TestConfigMap(t *testing.T) {
+	g := startGateway(t, newStreams(t), t.TempDir())
+	const path = "/api/v1/namespaces/my-namespace/configmaps"
+	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "settings"},
+		"data": map[string]any{"a": "1"}}
+	if code, resp := g.do("POST", path, userToken, cm); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, resp)
+	}
+	code, resp := g.do("GET", path+"/settings", userToken, nil)
+	if code != http.StatusOK || field(decode(t, resp), "data", "a") != "1" {
+		t.Errorf("get: %d %s", code, resp)
+	}
+	dup := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "dup"},
+		"data": map[string]any{"a": "1"}, "binaryData": map[string]any{"a": "MQ=="}}
+	if code, resp := g.do("POST", path, userToken, dup); code != http.StatusUnprocessableEntity {
+		t.Errorf("duplicate key: %d %s", code, resp)
 	}
 }
