@@ -2,6 +2,7 @@ package network
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
@@ -20,9 +21,11 @@ type bootstrapPlan struct {
 	provider  string // CloudInit, LinuxPrep, Sysprep or vAppConfig; "" without a bootstrap
 	cloudInit bool   // deliver cloud-init through guestinfo
 	user      string // rendered user-data
-	// prep: LinuxPrep or Sysprep, delivered as a guest customization before power-on.
-	prep bool
-	vApp map[string]string // vApp property values; nil for none
+	// prep: LinuxPrep, Sysprep or cloud-init with the cloudinitprep delivery, handed to
+	// vCenter as a guest customization before power-on.
+	prep          bool
+	cloudInitPrep bool
+	vApp          map[string]string // vApp property values; nil for none
 	// reason and message say why the bootstrap cannot be delivered.
 	reason, message string
 }
@@ -36,10 +39,14 @@ func planBootstrap(vm *model.VirtualMachine, sec *secrets) bootstrapPlan {
 	var p bootstrapPlan
 	switch {
 	case b.CloudInit != nil:
-		p.provider, p.cloudInit = "CloudInit", true
-		if t := vm.Annotations[annotationCloudInitType]; t != "" && t != "guestinfo" {
-			p.fail(model.ReasonNotSupported, fmt.Errorf(
-				"cloud-init delivery %q is not one vmop makes: without the %s annotation cloud-init data goes through guestinfo", t, annotationCloudInitType))
+		p.provider = "CloudInit"
+		switch t := vm.Annotations[annotationCloudInitType]; t {
+		case "", "guestinfo":
+			p.cloudInit = true
+		case "cloudinitprep":
+			p.prep, p.cloudInitPrep = true, true
+		default:
+			p.fail(model.ReasonInvalid, fmt.Errorf("the %s annotation is %q, neither guestinfo nor cloudinitprep", annotationCloudInitType, t))
 			return p
 		}
 		user, err := userData(b.CloudInit, sec)
@@ -151,4 +158,13 @@ func instanceID(vm *model.VirtualMachine, mvm mo.VirtualMachine) string {
 		return vm.Spec.BiosUUID
 	}
 	return mvm.Config.Uuid
+}
+
+// transportGuestInfo is the OVF environment transport the cloudinitprep delivery enables
+// (api-rules §10).
+const transportGuestInfo = "com.vmware.guestInfo"
+
+func guestInfoTransport(have types.BaseVmConfigInfo) bool {
+	info, ok := have.(*types.VmConfigInfo)
+	return ok && info != nil && slices.Contains(info.OvfEnvironmentTransport, transportGuestInfo)
 }

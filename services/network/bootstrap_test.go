@@ -274,3 +274,36 @@ func TestCustomizeAtNextPowerOnIsWrittenFalse(t *testing.T) {
 		t.Errorf("customization events %v, want started,succeeded", got)
 	}
 }
+
+// With the cloudinitprep delivery the cloud-init meta-data (its network configuration
+// included) and user data go to vCenter as a guest customization (with the guestinfo
+// transport of the OVF environment enabled, which vcsim does not keep); a power-on
+// applies it.
+func TestCloudInitPrep(t *testing.T) {
+	js := startService(t)
+	v := deploytest.NewVM("my-namespace", "cloudinitprep", model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName,
+		Bootstrap: &model.VirtualMachineBootstrapSpec{CloudInit: &model.VirtualMachineBootstrapCloudInitSpec{
+			CloudConfig: &model.CloudConfig{Timezone: "UTC"},
+		}},
+		Network: &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{{
+			Name: "eth0", Network: &model.PartialObjectRef{Name: "VM Network"}, Addresses: []string{"192.168.0.60/24"}, Gateway4: "192.168.0.1",
+		}}},
+	})
+	v.Annotations = map[string]string{annotationCloudInitType: "cloudinitprep"}
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	v.WaitStatus(t, js, model.ServiceNetwork, "BootstrapReady True", bootstrapReady)
+	g := guestView(t, vm)
+	if _, ok := extraConfigOf(g)[keyUserdata]; ok {
+		t.Error("cloudinitprep wrote guestinfo.userdata too")
+	}
+	powerOn(t, vm)
+	g = guestView(t, vm)
+	if got := customizationEvents(t, vm); strings.Join(got, ",") != "started,succeeded" {
+		t.Errorf("customization events %v", got)
+	}
+	if g.Guest.HostName != "cloudinitprep" || g.Guest.IpAddress != "192.168.0.60" {
+		t.Errorf("guest host name %q, address %q", g.Guest.HostName, g.Guest.IpAddress)
+	}
+}

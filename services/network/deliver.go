@@ -24,14 +24,21 @@ type customization struct {
 	due bool
 }
 
-// planCustomization builds the customization of a prep bootstrap and decides whether it
-// is due: its hash differs from the one the VM records as delivered (api-rules §10), or
-// customizeAtNextPowerOn asks for one while none is pending; never when it is false.
+// planCustomization builds the customization of a prep bootstrap (LinuxPrep, Sysprep or
+// cloudinitprep) and decides whether it is due: its hash differs from the one the VM
+// records as delivered (api-rules §10), or customizeAtNextPowerOn asks for one while none
+// is pending; never when it is false.
 func planCustomization(mvm mo.VirtualMachine, vm *model.VirtualMachine, b *bootstrapPlan, plans []ifacePlan, cards []types.BaseVirtualDevice, dns dnsDefaults, sec *secrets) (customization, error) {
 	if !b.prep {
 		return customization{}, nil
 	}
-	spec, err := customizationSpec(vm, plans, cards, dns, sec)
+	var spec *types.CustomizationSpec
+	var err error
+	if b.cloudInitPrep {
+		spec, err = cloudInitPrepSpec(vm, mvm, b.user, plans, cards, dns)
+	} else {
+		spec, err = customizationSpec(vm, plans, cards, dns, sec)
+	}
 	if err != nil {
 		b.fail(model.ReasonInvalid, err)
 		return customization{}, nil
@@ -54,6 +61,16 @@ func planCustomization(mvm mo.VirtualMachine, vm *model.VirtualMachine, b *boots
 // handedOver: vCenter holds this customization for the next power-on, recorded.
 func (c customization) handedOver(mvm mo.VirtualMachine) bool {
 	return c.spec != nil && pendingCustomization(mvm) && extraConfigOf(mvm)[keyCustomization] == c.hash
+}
+
+// cloudInitPrepSpec is the cloudinitprep delivery (api-rules §10): the same meta-data as
+// the guestinfo delivery, with the network configuration in it, and the plain user data.
+func cloudInitPrepSpec(vm *model.VirtualMachine, mvm mo.VirtualMachine, user string, plans []ifacePlan, cards []types.BaseVirtualDevice, dns dnsDefaults) (*types.CustomizationSpec, error) {
+	meta, err := metaData(vm, instanceID(vm, mvm), plans, cards, dns)
+	if err != nil {
+		return nil, err
+	}
+	return &types.CustomizationSpec{Identity: &types.CustomizationCloudinitPrep{Metadata: meta, Userdata: user}}, nil
 }
 
 func customizeAtNextPowerOn(vm *model.VirtualMachine) *bool {

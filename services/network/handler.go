@@ -110,6 +110,10 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		}
 		if cust.due && extraConfigOf(mvm)[keyCustomizing] != cust.hash {
 			spec.ExtraConfig = append(spec.ExtraConfig, &types.OptionValue{Key: keyCustomizing, Value: cust.hash})
+			if boot.cloudInitPrep && !guestInfoTransport(mvm.Config.VAppConfig) {
+				// Written with each hand-over only: vcsim does not keep the transport.
+				spec.VAppConfig = &types.VmConfigSpec{OvfEnvironmentTransport: []string{transportGuestInfo}}
+			}
 		}
 	}
 	spec.DeviceChange = nics
