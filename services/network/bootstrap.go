@@ -74,6 +74,18 @@ func planBootstrap(vm *model.VirtualMachine, sec *secrets) bootstrapPlan {
 	return p
 }
 
+// implicitLinuxPrep gives a VM without a bootstrap, without CD-ROMs and with a Linux
+// guest the LinuxPrep customization api-rules §10 implies (hardware clock in UTC), in the
+// decoded spec only; it reports whether it did.
+func implicitLinuxPrep(vm *model.VirtualMachine, mvm mo.VirtualMachine) bool {
+	if vm.Spec.Bootstrap != nil || (vm.Spec.Hardware != nil && len(vm.Spec.Hardware.Cdrom) > 0) ||
+		mvm.Guest == nil || mvm.Guest.GuestFamily != string(types.VirtualMachineGuestOsFamilyLinuxGuest) {
+		return false
+	}
+	vm.Spec.Bootstrap = &model.VirtualMachineBootstrapSpec{LinuxPrep: &model.VirtualMachineBootstrapLinuxPrepSpec{HardwareClockIsUTC: types.NewBool(true)}}
+	return true
+}
+
 // fail records why the bootstrap cannot be delivered; a missing Secret or key is
 // RequiredKeyNotFound whatever the caller's reason.
 func (b *bootstrapPlan) fail(reason string, err error) {
@@ -85,17 +97,17 @@ func (b *bootstrapPlan) fail(reason string, err error) {
 
 func (b bootstrapPlan) failed() bool { return b.reason != "" }
 
-// delivers says whether the plan has anything to hand to vCenter.
-func (b bootstrapPlan) delivers() bool { return b.cloudInit || b.prep || b.vApp != nil }
-
 // ready sets VirtualMachineBootstrapReady: True when there is nothing to deliver or it
 // was delivered; pending says what delivery waits for.
 func (b bootstrapPlan) ready(conds *reconcile.ConditionSet, pending string) {
 	switch {
 	case b.reason != "":
 		conds.Set(model.ConditionBootstrapReady, metav1.ConditionFalse, b.reason, b.message)
-	case b.delivers() && pending != "":
+	case pending != "" && b.provider != "":
 		conds.Set(model.ConditionBootstrapReady, metav1.ConditionFalse, model.ReasonNotReady, b.provider+": "+pending)
+	case pending != "":
+		// Without a bootstrap the VM may still get the implied LinuxPrep, known once it exists.
+		conds.Set(model.ConditionBootstrapReady, metav1.ConditionFalse, model.ReasonNotReady, pending)
 	default:
 		conds.Set(model.ConditionBootstrapReady, metav1.ConditionTrue, "", "")
 	}

@@ -307,3 +307,23 @@ func TestCloudInitPrep(t *testing.T) {
 		t.Errorf("guest host name %q, address %q", g.Guest.HostName, g.Guest.IpAddress)
 	}
 }
+
+// A Linux VM without a bootstrap and without CD-ROMs gets the implied LinuxPrep (api-rules
+// §10): customized at first power-on with its name as host name.
+func TestImplicitLinuxPrep(t *testing.T) {
+	js := startService(t)
+	v := deploytest.NewVM("my-namespace", "no-bootstrap", model.VirtualMachineSpec{ClassName: inventory.SeedClassName})
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	_, st := v.WaitStatus(t, js, model.ServiceNetwork, "BootstrapReady True", bootstrapReady)
+	if c := findCondition(st, model.ConditionGuestCustomization); c.Reason != model.ReasonGuestCustomizationPending {
+		t.Errorf("GuestCustomization %+v, want Pending", c)
+	}
+	powerOn(t, vm)
+	if got := customizationEvents(t, vm); strings.Join(got, ",") != "started,succeeded" {
+		t.Errorf("customization events %v", got)
+	}
+	if g := guestView(t, vm); g.Guest.HostName != "no-bootstrap" {
+		t.Errorf("guest host name %q", g.Guest.HostName)
+	}
+}

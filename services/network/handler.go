@@ -79,6 +79,10 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		return reconcile.Result{}, err
 	}
 
+	if implicitLinuxPrep(&vm, mvm) {
+		boot = planBootstrap(&vm, sec)
+	}
+
 	// The adapters, their addresses and the bootstrap data that names them by MAC go to
 	// vCenter in one reconfigure; a guest customization follows it.
 	disabled, record := deployedDisabled(mvm, &vm)
