@@ -74,12 +74,42 @@ func cloudInitPrepSpec(vm *model.VirtualMachine, mvm mo.VirtualMachine, user str
 }
 
 func customizeAtNextPowerOn(vm *model.VirtualMachine) *bool {
-	if b := vm.Spec.Bootstrap; b.LinuxPrep != nil {
+	switch b := vm.Spec.Bootstrap; {
+	case b == nil:
+		return nil
+	case b.LinuxPrep != nil:
 		return b.LinuxPrep.CustomizeAtNextPowerOn
-	} else if b.Sysprep != nil {
+	case b.Sysprep != nil:
 		return b.Sysprep.CustomizeAtNextPowerOn
 	}
 	return nil
+}
+
+// handOver delivers a due customization (deliver) and, once vCenter holds it, writes a
+// customizeAtNextPowerOn true back false. It returns the VM as read after and what the
+// delivery waits for; a refusal by vCenter becomes the plan's reason.
+func (h *handler) handOver(ctx context.Context, o reconcile.Object, vm *model.VirtualMachine, vcVM *object.VirtualMachine, mvm mo.VirtualMachine, cust customization, boot *bootstrapPlan) (mo.VirtualMachine, string, error) {
+	var wait string
+	if cust.due && !boot.failed() {
+		var err error
+		wait, err = deliver(ctx, vcVM, mvm, cust)
+		switch {
+		case vcenter.IsFault(err):
+			boot.fail(model.ReasonError, fmt.Errorf("the guest customization was refused: %v", err))
+		case err != nil:
+			return mvm, "", err
+		case wait == "":
+			if mvm, _, err = readVM(ctx, h.vc, vcVM.Reference().Value, ""); err != nil {
+				return mvm, "", err
+			}
+		}
+	}
+	if at := customizeAtNextPowerOn(vm); at != nil && *at && cust.handedOver(mvm) && !boot.failed() {
+		if err := h.clearCustomizeAtNextPowerOn(ctx, o); err != nil {
+			return mvm, "", err
+		}
+	}
+	return mvm, wait, nil
 }
 
 // deliver hands a due customization to vCenter, exactly once: the hash is marked as

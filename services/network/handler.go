@@ -141,26 +141,9 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 			}
 		}
 	}
-	var waitCustomization string
-	if cust.due && !boot.failed() {
-		waitCustomization, err = deliver(ctx, vcVM, mvm, cust)
-		switch {
-		case vcenter.IsFault(err):
-			boot.fail(model.ReasonError, fmt.Errorf("the guest customization was refused: %v", err))
-		case err != nil:
-			return reconcile.Result{}, err
-		case waitCustomization == "":
-			if mvm, _, err = readVM(ctx, h.vc, vcVM.Reference().Value, ""); err != nil {
-				return reconcile.Result{}, err
-			}
-		}
-	}
-	if cust.handedOver(mvm) && !boot.failed() {
-		if at := customizeAtNextPowerOn(&vm); at != nil && *at {
-			if err := h.clearCustomizeAtNextPowerOn(ctx, o); err != nil {
-				return reconcile.Result{}, err
-			}
-		}
+	mvm, waitCustomization, err := h.handOver(ctx, o, &vm, vcVM, mvm, cust, &boot)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
 
 	// What the guest reports, never what it was only meant to have (guest.go, probe.go).
