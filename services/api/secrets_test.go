@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,7 +21,8 @@ func TestSecretData(t *testing.T) {
 	g := startGateway(t, newStreams(t), t.TempDir())
 	const value, plain = "s3cr3t-in-data-7f1c", "s3cr3t-in-stringdata-9e2d"
 	body := map[string]any{
-		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "creds"},
+		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "creds", "annotations": map[string]any{
+			"kubectl.kubernetes.io/last-applied-configuration": `{"stringData":{"password":"` + plain + `"}}`, "a": "b"}},
 		"data":       map[string]any{"user-data": base64.StdEncoding.EncodeToString([]byte(value))},
 		"stringData": map[string]any{"password": plain},
 	}
@@ -39,6 +41,10 @@ func TestSecretData(t *testing.T) {
 			if data[k] != v {
 				t.Errorf("%s: data[%s] = %v, want %v", what, k, data[k], v)
 			}
+		}
+		if ann, _ := field(obj, "metadata", "annotations").(map[string]any); ann["a"] != "b" ||
+			!strings.Contains(fmt.Sprint(ann["kubectl.kubernetes.io/last-applied-configuration"]), plain) {
+			t.Errorf("%s: annotations %v, want a and the last-applied one", what, ann)
 		}
 		if obj["stringData"] != nil || obj["type"] != "Opaque" {
 			t.Errorf("%s: stringData %v, type %v: want none and Opaque", what, obj["stringData"], obj["type"])
