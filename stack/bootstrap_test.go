@@ -128,7 +128,7 @@ spec:
 // --from-file`, LinuxPrep, Sysprep from a Secret and vAppConfig applied at first power-on
 // in vcsim, a rawCloudConfig Secret that appears after its VM, the bad inputs, a network
 // service killed between the customization and the power-on, and the Secrets' content in
-// no event, log line or span.
+// no event, log line, span or read model file.
 func TestGuestBootstrap(t *testing.T) {
 	logs := captureLogs(t)
 	tp := startTopology(t)
@@ -255,7 +255,7 @@ func TestGuestBootstrap(t *testing.T) {
 		}
 	})
 
-	t.Run("the Secrets' content is in no event, log line or span", func(t *testing.T) {
+	t.Run("the Secrets' content is in no event, log line, span or read model file", func(t *testing.T) {
 		if strings.Contains(logs.String(), canary) {
 			t.Error("a log line holds the secret's content")
 		}
@@ -283,6 +283,16 @@ func TestGuestBootstrap(t *testing.T) {
 		}
 		if n == 0 {
 			t.Error("EVENTS is empty: nothing was checked")
+		}
+		files, _ := filepath.Glob(filepath.Join(tp.data, "api", "*"))
+		for _, f := range files {
+			if raw, err := os.ReadFile(f); err == nil && (bytes.Contains(raw, []byte(canary)) ||
+				bytes.Contains(raw, []byte(base64.StdEncoding.EncodeToString([]byte(userData))))) {
+				t.Errorf("the read model's %s holds the secret's content", filepath.Base(f))
+			}
+		}
+		if len(files) == 0 {
+			t.Error("no read model files: nothing was checked")
 		}
 		if !strings.Contains(logs.String(), "level=") {
 			t.Error("no log line was captured: nothing was checked")
