@@ -120,7 +120,12 @@ func (h *handler) bootstrapConfig(mvm mo.VirtualMachine, vm *model.VirtualMachin
 	if err != nil || b.vApp == nil || b.failed() {
 		return spec, err
 	}
-	vs, err := vAppChanges(mvm.Config.VAppConfig, b.vApp)
+	values, err := expandVApp(b.vApp, vm, plans, cards, h.dns)
+	if err != nil {
+		b.fail(model.ReasonInvalid, err)
+		return spec, nil
+	}
+	vs, err := vAppChanges(mvm.Config.VAppConfig, values)
 	if err != nil {
 		b.fail(model.ReasonInvalid, err)
 		return spec, nil
