@@ -13,8 +13,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/event"
 	"github.com/vmware/govmomi/vim25/mo"
@@ -132,7 +130,7 @@ spec:
 func TestGuestBootstrap(t *testing.T) {
 	logs := captureLogs(t)
 	tp := startTopology(t)
-	vc, err := vcenter.Connect(t.Context(), tp.vcenterURL(t))
+	vc, err := vcenter.Connect(t.Context(), tp.vcenter(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,15 +326,7 @@ func (tp *topology) waitCondition(vm, typ, prefix string) {
 
 // allEvents are the bodies of every EVENTS message.
 func (tp *topology) allEvents(t *testing.T) [][]byte {
-	nc, err := nats.Connect(tp.env["VMOP_NATS_URL"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := natsAs(t, tp.env["VMOP_NATS_URL"], tp.data, eventsIdentity)
 	s, err := js.Stream(t.Context(), events.StreamEvents)
 	if err != nil {
 		t.Fatal(err)
