@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -75,6 +76,26 @@ func LastSpec(ctx context.Context, js jetstream.JetStream, ref Ref) (SpecRecord,
 	raw, err := lastMsg(ctx, js, StreamSpecs, SpecSubject(ref))
 	if err != nil {
 		return SpecRecord{}, fmt.Errorf("read spec %s: %w", ref, err)
+	}
+	return ParseRawSpecMsg(raw)
+}
+
+// SpecAt returns the SPECS record at stream sequence seq, which must be ref's. It returns
+// an error wrapping [ErrNotFound] when the stream no longer holds it.
+func SpecAt(ctx context.Context, js jetstream.JetStream, ref Ref, seq uint64) (SpecRecord, error) {
+	st, err := streamHandle(ctx, js, StreamSpecs)
+	if err != nil {
+		return SpecRecord{}, fmt.Errorf("read spec %s at %d: %w", ref, seq, err)
+	}
+	raw, err := st.GetMsg(ctx, seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return SpecRecord{}, fmt.Errorf("read spec %s at %d: %w", ref, seq, err)
+	}
+	if raw.Subject != SpecSubject(ref) {
+		return SpecRecord{}, fmt.Errorf("read spec %s at %d: the record is %s's: %w", ref, seq, raw.Subject, ErrNotFound)
 	}
 	return ParseRawSpecMsg(raw)
 }

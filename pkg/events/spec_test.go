@@ -219,3 +219,29 @@ func TestTombstoneRollsUpTheObjectsHistory(t *testing.T) {
 		t.Errorf("re-create on the tombstone = %v", err)
 	}
 }
+
+// SpecAt reads an object's record at a sequence, also once newer ones exist; a sequence
+// of another object or none is ErrNotFound.
+func TestSpecAt(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	js, _ := eventstest.JetStream(t)
+	first, err := events.AppendSpec(ctx, js, vmA, events.OpPut, []byte(`{"v":1}`), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := events.AppendSpec(ctx, js, vmA, events.OpPut, []byte(`{"v":2}`), first, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := events.SpecAt(ctx, js, vmA, first)
+	if err != nil || string(got.Body) != `{"v":1}` || got.Seq != first {
+		t.Errorf("SpecAt(%d) = %s at %d, %v; want the first record", first, got.Body, got.Seq, err)
+	}
+	other := events.Ref{Plural: "virtualmachines", Namespace: "default", Name: "vm-b"}
+	if _, err := events.SpecAt(ctx, js, other, first); !errors.Is(err, events.ErrNotFound) {
+		t.Errorf("SpecAt of another object's record = %v, want ErrNotFound", err)
+	}
+	if _, err := events.SpecAt(ctx, js, vmA, 999); !errors.Is(err, events.ErrNotFound) {
+		t.Errorf("SpecAt of no record = %v, want ErrNotFound", err)
+	}
+}

@@ -219,6 +219,25 @@ var kinds = []Kind{
 		},
 	},
 	{
+		Group: GroupCore, Version: VersionCore, Kind: "Secret", ListKind: "SecretList",
+		Plural: "secrets", Singular: "secret",
+		Namespaced: true,
+		Columns: []Column{
+			{Name: "Type", Type: "string", JSONPath: ".type", Description: "How the data is used, e.g. Opaque."},
+			{Name: "Data", Type: "integer", Value: dataCount, Description: "Number of keys in the data."},
+			ageColumn,
+		},
+	},
+	{
+		Group: GroupCore, Version: VersionCore, Kind: "ConfigMap", ListKind: "ConfigMapList",
+		Plural: "configmaps", Singular: "configmap", ShortNames: []string{"cm"},
+		Namespaced: true,
+		Columns: []Column{
+			{Name: "Data", Type: "integer", Value: dataCount, Description: "Number of keys in the data."},
+			ageColumn,
+		},
+	},
+	{
 		Group: GroupCore, Version: VersionCore, Kind: "ResourceQuota", ListKind: "ResourceQuotaList",
 		Plural: "resourcequotas", Singular: "resourcequota", ShortNames: []string{"quota"},
 		Namespaced: true, HasStatus: true, PrivilegedWrite: true,

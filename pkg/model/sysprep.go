@@ -19,10 +19,10 @@ type Sysprep struct {
 	UserData SysprepUserData `json:"userData"`
 
 	// ExpirePasswordAfterNextLogin forces the administrators to change their password at the next
-	// login; not supported by vmop.
+	// login.
 	ExpirePasswordAfterNextLogin bool `json:"expirePasswordAfterNextLogin,omitempty"`
 
-	// ScriptText is a batch script run before and after customization; not supported by vmop.
+	// ScriptText is a batch script run before and after customization, inline or from a Secret.
 	ScriptText *ValueOrSecretKeySelector `json:"scriptText,omitempty"`
 }
 

@@ -36,6 +36,10 @@ func newObject(kind string) (any, error) {
 		return &Namespace{}, nil
 	case "ResourceQuota":
 		return &ResourceQuota{}, nil
+	case "Secret":
+		return &Secret{}, nil
+	case "ConfigMap":
+		return &ConfigMap{}, nil
 	}
 	return nil, fmt.Errorf("no Go type for kind %q", kind)
 }
@@ -69,6 +73,10 @@ func newList(listKind string) (any, error) {
 		return &NamespaceList{}, nil
 	case "ResourceQuotaList":
 		return &ResourceQuotaList{}, nil
+	case "SecretList":
+		return &SecretList{}, nil
+	case "ConfigMapList":
+		return &ConfigMapList{}, nil
 	}
 	return nil, fmt.Errorf("no Go type for list kind %q", listKind)
 }

@@ -57,14 +57,13 @@ type VirtualMachineBootstrapLinuxPrepSpec struct {
 	// TimeZone is the guest's tz database time zone, e.g. Europe/Sofia.
 	TimeZone string `json:"timeZone,omitempty"`
 
-	// ExpirePasswordAfterNextLogin forces root to change its password at the next login; not
-	// supported by vmop.
+	// ExpirePasswordAfterNextLogin forces root to change its password at the next login.
 	ExpirePasswordAfterNextLogin bool `json:"expirePasswordAfterNextLogin,omitempty"`
 
-	// Password sets the root password from a Secret; not supported by vmop.
+	// Password sets the root password from a Secret; the key defaults to "password".
 	Password *PasswordSecretKeySelector `json:"password,omitempty"`
 
-	// ScriptText is a script run before and after customization; not supported by vmop.
+	// ScriptText is a script run before and after customization, inline or from a Secret.
 	ScriptText *ValueOrSecretKeySelector `json:"scriptText,omitempty"`
 
 	// CustomizeAtNextPowerOn: true customizes at the next power-on and is then reset to false;

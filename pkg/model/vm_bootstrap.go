@@ -9,7 +9,7 @@ import (
 
 var bootstrapPath = specPath.Child("bootstrap")
 
-// validateBootstrap is BS-1..8 and BS-10..15: the allowed provider combinations of
+// validateBootstrap is BS-1..7 and BS-10..15: the allowed provider combinations of
 // api-rules §10 and each provider's own constraints. Secrets are not resolved here.
 func validateBootstrap(r *vmReq) field.ErrorList {
 	b := r.New.Spec.Bootstrap
@@ -28,8 +28,41 @@ func validateBootstrap(r *vmReq) field.ErrorList {
 	}
 	if b.VAppConfig != nil {
 		errs = append(errs, vAppConfigErrors(b.VAppConfig)...)
+		undeclared, err := undeclaredVAppKeys(r)
+		if err != nil {
+			return append(errs, field.InternalError(bootstrapPath.Child("vAppConfig"), err))
+		}
+		errs = append(errs, undeclared...)
 	}
 	return errs
+}
+
+// undeclaredVAppKeys refuses vAppConfig properties the VM's image does not declare in its
+// OVF environment (status.ovfProperties); an image not found or not yet reported is a
+// condition, not an admission error.
+func undeclaredVAppKeys(r *vmReq) (field.ErrorList, error) {
+	img := r.New.Spec.Image
+	if img == nil || r.Env.Lookup == nil || len(r.New.Spec.Bootstrap.VAppConfig.Properties) == 0 {
+		return nil, nil
+	}
+	st, found, err := r.Env.Lookup.Image(r.New.Namespace, *img)
+	if err != nil || !found || len(st.OVFProperties) == 0 {
+		return nil, err
+	}
+	declared := map[string]bool{}
+	var keys []string
+	for _, p := range st.OVFProperties {
+		declared[p.Key] = true
+		keys = append(keys, p.Key)
+	}
+	var errs field.ErrorList
+	path := bootstrapPath.Child("vAppConfig", "properties")
+	for _, p := range r.New.Spec.Bootstrap.VAppConfig.Properties {
+		if p.Key != "" && !declared[p.Key] {
+			errs = append(errs, field.NotSupported(path.Key(p.Key), p.Key, keys))
+		}
+	}
+	return errs, nil
 }
 
 // bootstrapCombinationErrors is BS-1..4: CloudInit alone; LinuxPrep or Sysprep, each with
@@ -122,25 +155,21 @@ func isJSONStringList(raw json.RawMessage) bool {
 	return true
 }
 
-// linuxPrepErrors is BS-8 for LinuxPrep: the VCD-parity fields are off in our baseline.
+// linuxPrepErrors: a script is inline or from a Secret, not both. vmop delivers the
+// VCD-parity fields (password, scriptText, expirePasswordAfterNextLogin; issue #13), so
+// BS-8 does not apply.
 func linuxPrepErrors(lp *VirtualMachineBootstrapLinuxPrepSpec) field.ErrorList {
-	path := bootstrapPath.Child("linuxPrep")
-	var errs field.ErrorList
-	if lp.ExpirePasswordAfterNextLogin {
-		errs = append(errs, field.Forbidden(path.Child("expirePasswordAfterNextLogin"), vcdParityDetail))
-	}
-	if lp.Password != nil {
-		errs = append(errs, field.Forbidden(path.Child("password"), vcdParityDetail))
-	}
-	if lp.ScriptText != nil {
-		errs = append(errs, field.Forbidden(path.Child("scriptText"), vcdParityDetail))
-	}
-	return errs
+	return scriptTextErrors(lp.ScriptText, bootstrapPath.Child("linuxPrep", "scriptText"))
 }
 
-const vcdParityDetail = "not supported: VCD-parity guest customization is off"
+func scriptTextErrors(v *ValueOrSecretKeySelector, path *field.Path) field.ErrorList {
+	if v != nil && v.Value != nil && v.From != nil {
+		return field.ErrorList{field.Invalid(path, "scriptText", "value and from are mutually exclusive")}
+	}
+	return nil
+}
 
-// sysprepErrors is BS-8 and BS-10..12 for Sysprep.
+// sysprepErrors is BS-10..12 for Sysprep.
 func sysprepErrors(sp *VirtualMachineBootstrapSysprepSpec, network *VirtualMachineNetworkSpec) field.ErrorList {
 	path := bootstrapPath.Child("sysprep")
 	if (sp.Sysprep != nil) == (sp.RawSysprep != nil) {
@@ -150,15 +179,8 @@ func sysprepErrors(sp *VirtualMachineBootstrapSysprepSpec, network *VirtualMachi
 	if s == nil {
 		return nil
 	}
-	var errs field.ErrorList
-	// Upstream reports these two without the inner ".sysprep" (api-rules BS-8).
-	if s.ExpirePasswordAfterNextLogin {
-		errs = append(errs, field.Forbidden(path.Child("expirePasswordAfterNextLogin"), vcdParityDetail))
-	}
-	if s.ScriptText != nil {
-		errs = append(errs, field.Forbidden(path.Child("scriptText"), vcdParityDetail))
-	}
 	inner := path.Child("sysprep")
+	errs := scriptTextErrors(s.ScriptText, inner.Child("scriptText"))
 	if gu := s.GUIUnattended; gu != nil && gu.AutoLogon {
 		if gu.AutoLogonCount == 0 {
 			errs = append(errs, field.Invalid(inner, "guiUnattended", "autoLogon requires autoLogonCount"))

@@ -71,16 +71,13 @@ func TestVirtualMachineBootstrapRules(t *testing.T) {
 			code: 422, path: bs + ".cloudInit.cloudConfig.write_files[/etc/motd]", typ: field.ErrorTypeInvalid},
 
 		{name: "BS-8 linuxPrep with supported fields", change: bootstrap(VirtualMachineBootstrapSpec{LinuxPrep: &VirtualMachineBootstrapLinuxPrepSpec{TimeZone: "Europe/Sofia"}}), code: 200},
-		{name: "BS-8 linuxPrep expirePasswordAfterNextLogin", change: bootstrap(VirtualMachineBootstrapSpec{LinuxPrep: &VirtualMachineBootstrapLinuxPrepSpec{ExpirePasswordAfterNextLogin: true}}),
-			code: 422, path: bs + ".linuxPrep.expirePasswordAfterNextLogin", typ: field.ErrorTypeForbidden},
-		{name: "BS-8 linuxPrep password", change: bootstrap(VirtualMachineBootstrapSpec{LinuxPrep: &VirtualMachineBootstrapLinuxPrepSpec{Password: &PasswordSecretKeySelector{Name: "root"}}}),
-			code: 422, path: bs + ".linuxPrep.password", typ: field.ErrorTypeForbidden},
-		{name: "BS-8 linuxPrep scriptText", change: bootstrap(VirtualMachineBootstrapSpec{LinuxPrep: &VirtualMachineBootstrapLinuxPrepSpec{ScriptText: &ValueOrSecretKeySelector{Value: str("true")}}}),
-			code: 422, path: bs + ".linuxPrep.scriptText", typ: field.ErrorTypeForbidden},
-		{name: "BS-8 sysprep expirePasswordAfterNextLogin", change: sysprep(Sysprep{ExpirePasswordAfterNextLogin: true}, ""),
-			code: 422, path: bs + ".sysprep.expirePasswordAfterNextLogin", typ: field.ErrorTypeForbidden},
-		{name: "BS-8 sysprep scriptText", change: sysprep(Sysprep{ScriptText: &ValueOrSecretKeySelector{Value: str("rem")}}, ""),
-			code: 422, path: bs + ".sysprep.scriptText", typ: field.ErrorTypeForbidden},
+		{name: "BS-8 lifted: linuxPrep expirePasswordAfterNextLogin", change: bootstrap(VirtualMachineBootstrapSpec{LinuxPrep: &VirtualMachineBootstrapLinuxPrepSpec{ExpirePasswordAfterNextLogin: true}}), code: 200},
+		{name: "BS-8 lifted: linuxPrep password", change: bootstrap(VirtualMachineBootstrapSpec{LinuxPrep: &VirtualMachineBootstrapLinuxPrepSpec{Password: &PasswordSecretKeySelector{Name: "root"}}}), code: 200},
+		{name: "BS-8 lifted: linuxPrep scriptText", change: bootstrap(VirtualMachineBootstrapSpec{LinuxPrep: &VirtualMachineBootstrapLinuxPrepSpec{ScriptText: &ValueOrSecretKeySelector{Value: str("true")}}}), code: 200},
+		{name: "linuxPrep scriptText value and from", change: bootstrap(VirtualMachineBootstrapSpec{LinuxPrep: &VirtualMachineBootstrapLinuxPrepSpec{ScriptText: &ValueOrSecretKeySelector{Value: str("true"), From: &SecretKeySelector{Name: "s", Key: "k"}}}}),
+			code: 422, path: bs + ".linuxPrep.scriptText", typ: field.ErrorTypeInvalid},
+		{name: "BS-8 lifted: sysprep expirePasswordAfterNextLogin", change: sysprep(Sysprep{ExpirePasswordAfterNextLogin: true}, ""), code: 200},
+		{name: "BS-8 lifted: sysprep scriptText", change: sysprep(Sysprep{ScriptText: &ValueOrSecretKeySelector{Value: str("rem")}}, ""), code: 200},
 
 		{name: "BS-10 inline sysprep", change: sysprep(Sysprep{}, ""), code: 200},
 		{name: "BS-10 sysprep and rawSysprep", change: func(vm *VirtualMachine) {

@@ -64,6 +64,9 @@ func (a *admission) admitHub(ctx context.Context, r *admitRequest) error {
 	if err := a.checkSchema(r); err != nil {
 		return err
 	}
+	if err := dataSizeError(r); err != nil {
+		return err
+	}
 	model.ApplyDefaults(r.Kind.Kind, r.Obj) // D1: schema defaults
 	if d := a.defaulters[r.Kind.Kind]; d != nil {
 		if ferr := d(ctx, r); ferr != nil {

@@ -14,7 +14,8 @@ import (
 )
 
 // kindRules are stages 2 and 3 of the kinds besides VirtualMachine that have rules
-// (api-rules §9): VirtualMachineClass, VirtualMachineGroup and EncryptionClass. The other
+// (api-rules §9): VirtualMachineClass, VirtualMachineGroup, EncryptionClass, Secret and
+// ConfigMap. The other
 // kinds have none beyond their schema and the privileged-write check of authorization.
 func kindRules() (map[string]defaulter, map[string]validator) {
 	defaulters := map[string]defaulter{
@@ -24,8 +25,17 @@ func kindRules() (map[string]defaulter, map[string]validator) {
 		"VirtualMachineGroup": typedDefaulter(func(r *admitRequest, g, old *model.VirtualMachineGroup) *field.Error {
 			return model.DefaultVirtualMachineGroup(g, old, groupEnv(r))
 		}),
+		"Secret": typedDefaulter(func(_ *admitRequest, sec, old *model.Secret) *field.Error {
+			return model.DefaultSecret(sec, old)
+		}),
 	}
 	validators := map[string]validator{
+		"Secret": typedValidator(func(_ *admitRequest, sec, old *model.Secret) field.ErrorList {
+			return model.ValidateSecret(sec, old)
+		}),
+		"ConfigMap": typedValidator(func(_ *admitRequest, c, old *model.ConfigMap) field.ErrorList {
+			return model.ValidateConfigMap(c, old)
+		}),
 		"VirtualMachineClass": typedValidator(func(_ *admitRequest, c, old *model.VirtualMachineClass) field.ErrorList {
 			return model.ValidateVirtualMachineClass(c, old)
 		}),

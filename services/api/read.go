@@ -27,7 +27,11 @@ func (s *server) get(c echo.Context, t target) error {
 	if wantsTable(c.Request().Header.Get(echo.HeaderAccept)) {
 		return s.writeTable(c, t, [][]byte{obj.JSON}, metav1.ListMeta{})
 	}
-	return writeObject(c, t, http.StatusOK, obj.JSON)
+	served, err := s.reveal(c.Request().Context(), t.Kind.Plural, obj.JSON, obj.SpecSeq)
+	if err != nil {
+		return err
+	}
+	return writeObject(c, t, http.StatusOK, served)
 }
 
 func (s *server) list(c echo.Context, t target) error {
@@ -58,8 +62,12 @@ func (s *server) list(c echo.Context, t target) error {
 		return s.writeTable(c, t, items, meta)
 	}
 	raw := make([]json.RawMessage, len(items))
-	for i, it := range items {
-		if raw[i], err = t.servedJSON(it); err != nil {
+	for i, o := range res.Items {
+		served, err := s.reveal(c.Request().Context(), t.Kind.Plural, o.JSON, o.SpecSeq)
+		if err != nil {
+			return err
+		}
+		if raw[i], err = t.servedJSON(served); err != nil {
 			return err
 		}
 	}

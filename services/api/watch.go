@@ -64,8 +64,12 @@ func (s *server) watch(c echo.Context, t target) error {
 	}
 	enc := json.NewEncoder(w)
 	for ch := range changes {
-		obj, err := t.servedJSON(ch.Object)
+		specSeq, _ := specSeqOf(ch.RV)
+		obj, err := s.reveal(ctx, t.Kind.Plural, ch.Object, specSeq)
 		if err != nil {
+			return err
+		}
+		if obj, err = t.servedJSON(obj); err != nil {
 			return err
 		}
 		if table {

@@ -249,7 +249,11 @@ func (s *server) respondStored(c echo.Context, t target, seq uint64, code int) e
 	if err != nil {
 		return fmt.Errorf("read back %s: %w", t.ref(), err)
 	}
-	return writeObject(c, t, code, obj.JSON)
+	served, err := s.reveal(ctx, t.Kind.Plural, obj.JSON, obj.SpecSeq)
+	if err != nil {
+		return err
+	}
+	return writeObject(c, t, code, served)
 }
 
 func namespaceTarget(name string) target {

@@ -1,8 +1,8 @@
 package network
 
 import (
-	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
@@ -18,45 +18,81 @@ const annotationCloudInitType = "vmoperator.vmware.com/cloudinit-type"
 
 // bootstrapPlan is what spec.bootstrap asks of the service and whether it can be done.
 type bootstrapPlan struct {
+	provider  string // CloudInit, LinuxPrep, Sysprep or vAppConfig; "" without a bootstrap
 	cloudInit bool   // deliver cloud-init through guestinfo
 	user      string // rendered user-data
+	// prep: LinuxPrep, Sysprep or cloud-init with the cloudinitprep delivery, handed to
+	// vCenter as a guest customization before power-on.
+	prep          bool
+	cloudInitPrep bool
+	vApp          map[string]string // vApp property values; nil for none
 	// reason and message say why the bootstrap cannot be delivered.
 	reason, message string
 }
 
-// bootstrapPlan reads spec.bootstrap. Only cloud-init through the guestinfo transport is
-// delivered in this release; the other providers report NotSupported.
-func (h *handler) bootstrapPlan(vm *model.VirtualMachine) bootstrapPlan {
+// planBootstrap reads spec.bootstrap and the secret values it names.
+func planBootstrap(vm *model.VirtualMachine, sec *secrets) bootstrapPlan {
 	b := vm.Spec.Bootstrap
-	switch {
-	case b == nil:
+	if b == nil {
 		return bootstrapPlan{}
+	}
+	var p bootstrapPlan
+	switch {
 	case b.CloudInit != nil:
-		if t := vm.Annotations[annotationCloudInitType]; t != "" && t != "guestinfo" {
-			return bootstrapPlan{reason: model.ReasonNotSupported, message: fmt.Sprintf(
-				"cloud-init delivery %q is not supported yet: without the %s annotation cloud-init data goes through guestinfo", t, annotationCloudInitType)}
+		p.provider = "CloudInit"
+		switch t := vm.Annotations[annotationCloudInitType]; t {
+		case "", "guestinfo":
+			p.cloudInit = true
+		case "cloudinitprep":
+			p.prep, p.cloudInitPrep = true, true
+		default:
+			p.fail(model.ReasonInvalid, fmt.Errorf("the %s annotation is %q, neither guestinfo nor cloudinitprep", annotationCloudInitType, t))
+			return p
 		}
-		user, err := userData(b.CloudInit)
-		switch {
-		case errors.Is(err, errSecret):
-			return bootstrapPlan{reason: model.ReasonRequiredKeyNotFound, message: err.Error() + ": vmop serves no Secrets yet"}
-		case err != nil:
-			return bootstrapPlan{reason: model.ReasonInvalid, message: err.Error()}
+		user, err := userData(b.CloudInit, sec)
+		if err != nil {
+			p.fail(model.ReasonInvalid, err)
+			return p
 		}
-		return bootstrapPlan{cloudInit: true, user: user}
-	}
-	var provider string
-	switch {
+		p.user = user
 	case b.LinuxPrep != nil:
-		provider = "LinuxPrep"
+		p.provider, p.prep = "LinuxPrep", true
 	case b.Sysprep != nil:
-		provider = "Sysprep"
-	case b.VAppConfig != nil:
-		provider = "vAppConfig"
-	default:
-		return bootstrapPlan{}
+		p.provider, p.prep = "Sysprep", true
 	}
-	return bootstrapPlan{reason: model.ReasonNotSupported, message: provider + " bootstrap is not delivered yet: vmop delivers cloud-init (guestinfo) only"}
+	if b.VAppConfig != nil {
+		if p.provider == "" {
+			p.provider = "vAppConfig"
+		}
+		values, err := vAppValues(b.VAppConfig, sec)
+		if err != nil {
+			p.fail(model.ReasonInvalid, err)
+			return p
+		}
+		p.vApp = values
+	}
+	return p
+}
+
+// implicitLinuxPrep gives a VM without a bootstrap, without CD-ROMs and with a Linux
+// guest the LinuxPrep customization api-rules §10 implies (hardware clock in UTC), in the
+// decoded spec only; it reports whether it did.
+func implicitLinuxPrep(vm *model.VirtualMachine, mvm mo.VirtualMachine) bool {
+	if vm.Spec.Bootstrap != nil || (vm.Spec.Hardware != nil && len(vm.Spec.Hardware.Cdrom) > 0) ||
+		mvm.Guest == nil || mvm.Guest.GuestFamily != string(types.VirtualMachineGuestOsFamilyLinuxGuest) {
+		return false
+	}
+	vm.Spec.Bootstrap = &model.VirtualMachineBootstrapSpec{LinuxPrep: &model.VirtualMachineBootstrapLinuxPrepSpec{HardwareClockIsUTC: types.NewBool(true)}}
+	return true
+}
+
+// fail records why the bootstrap cannot be delivered; a missing Secret or key is
+// RequiredKeyNotFound whatever the caller's reason.
+func (b *bootstrapPlan) fail(reason string, err error) {
+	if isMissingSecret(err) {
+		reason = model.ReasonRequiredKeyNotFound
+	}
+	b.reason, b.message = reason, b.provider+": "+err.Error()
 }
 
 func (b bootstrapPlan) failed() bool { return b.reason != "" }
@@ -67,11 +103,37 @@ func (b bootstrapPlan) ready(conds *reconcile.ConditionSet, pending string) {
 	switch {
 	case b.reason != "":
 		conds.Set(model.ConditionBootstrapReady, metav1.ConditionFalse, b.reason, b.message)
-	case b.cloudInit && pending != "":
+	case pending != "" && b.provider != "":
+		conds.Set(model.ConditionBootstrapReady, metav1.ConditionFalse, model.ReasonNotReady, b.provider+": "+pending)
+	case pending != "":
+		// Without a bootstrap the VM may still get the implied LinuxPrep, known once it exists.
 		conds.Set(model.ConditionBootstrapReady, metav1.ConditionFalse, model.ReasonNotReady, pending)
 	default:
 		conds.Set(model.ConditionBootstrapReady, metav1.ConditionTrue, "", "")
 	}
+}
+
+// bootstrapConfig is the reconfigure that delivers the cloud-init data and the vApp
+// property values (cloudInitConfig, vAppChanges); an empty spec when nothing changes.
+func (h *handler) bootstrapConfig(mvm mo.VirtualMachine, vm *model.VirtualMachine, b *bootstrapPlan, plans []ifacePlan, cards []types.BaseVirtualDevice) (types.VirtualMachineConfigSpec, error) {
+	spec, err := h.cloudInitConfig(mvm, vm, b, plans, cards)
+	if err != nil || b.vApp == nil || b.failed() {
+		return spec, err
+	}
+	values, err := expandVApp(b.vApp, vm, plans, cards, h.dns)
+	if err != nil {
+		b.fail(model.ReasonInvalid, err)
+		return spec, nil
+	}
+	vs, err := vAppChanges(mvm.Config.VAppConfig, values)
+	if err != nil {
+		b.fail(model.ReasonInvalid, err)
+		return spec, nil
+	}
+	if vs != nil {
+		spec.VAppConfig = vs
+	}
+	return spec, nil
 }
 
 // cloudInitConfig is the reconfigure that gives the VM the cloud-init meta-data and
@@ -86,7 +148,7 @@ func (h *handler) cloudInitConfig(mvm mo.VirtualMachine, vm *model.VirtualMachin
 	}
 	meta, err := metaData(vm, instanceID(vm, mvm), plans, cards, h.dns)
 	if err != nil {
-		b.reason, b.message = model.ReasonInvalid, err.Error()
+		b.fail(model.ReasonInvalid, err)
 		return spec, nil
 	}
 	want, err := guestinfo(meta, b.user)
@@ -113,4 +175,13 @@ func instanceID(vm *model.VirtualMachine, mvm mo.VirtualMachine) string {
 		return vm.Spec.BiosUUID
 	}
 	return mvm.Config.Uuid
+}
+
+// transportGuestInfo is the OVF environment transport the cloudinitprep delivery enables
+// (api-rules §10).
+const transportGuestInfo = "com.vmware.guestInfo"
+
+func guestInfoTransport(have types.BaseVmConfigInfo) bool {
+	info, ok := have.(*types.VmConfigInfo)
+	return ok && info != nil && slices.Contains(info.OvfEnvironmentTransport, transportGuestInfo)
 }

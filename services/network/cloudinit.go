@@ -5,10 +5,11 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/vmware/govmomi/vim25/types"
 	"sigs.k8s.io/yaml"
@@ -26,14 +27,16 @@ const (
 	encodingGzipBase64  = "gzip+base64"
 )
 
-// errSecret: the bootstrap refers to a Secret, which vmop does not serve yet.
-var errSecret = errors.New("secret not found")
-
-// userData renders the cloud-config of spec.bootstrap.cloudInit.cloudConfig; "" when there
-// is none. Secret references cannot be resolved (errSecret).
-func userData(ci *model.VirtualMachineBootstrapCloudInitSpec) (string, error) {
-	if ci.RawCloudConfig != nil {
-		return "", fmt.Errorf("%w: rawCloudConfig names secret %q (key %q)", errSecret, ci.RawCloudConfig.Name, ci.RawCloudConfig.Key)
+// userData renders the user data of spec.bootstrap.cloudInit: rawCloudConfig's Secret
+// value decoded, or cloudConfig rendered as a cloud-config with its secret values inlined;
+// "" when there is neither. A missing Secret or key is a missingSecret.
+func userData(ci *model.VirtualMachineBootstrapCloudInitSpec, sec *secrets) (string, error) {
+	if raw := ci.RawCloudConfig; raw != nil {
+		v, err := sec.value(raw.Name, raw.Key, "user-data", "value")
+		if err != nil {
+			return "", err
+		}
+		return decodeUserData(v), nil
 	}
 	cc := ci.CloudConfig
 	if cc == nil {
@@ -51,10 +54,11 @@ func userData(ci *model.VirtualMachineBootstrapCloudInitSpec) (string, error) {
 		users = append(users, "default")
 	}
 	for _, u := range cc.Users {
-		if s := cmpSecret(u.Passwd, u.HashedPasswd); s != nil {
-			return "", fmt.Errorf("%w: the password of user %q is in secret %q", errSecret, u.Name, s.Name)
+		user, err := cloudConfigUser(u, sec)
+		if err != nil {
+			return "", err
 		}
-		users = append(users, u)
+		users = append(users, user)
 	}
 	if len(users) > 0 {
 		doc["users"] = users
@@ -68,7 +72,7 @@ func userData(ci *model.VirtualMachineBootstrapCloudInitSpec) (string, error) {
 	}
 	var files []map[string]any
 	for _, f := range cc.WriteFiles {
-		file, err := writeFile(f)
+		file, err := writeFile(f, sec)
 		if err != nil {
 			return "", err
 		}
@@ -84,24 +88,57 @@ func userData(ci *model.VirtualMachineBootstrapCloudInitSpec) (string, error) {
 	return "#cloud-config\n" + string(out), nil
 }
 
-func cmpSecret(a, b *model.SecretKeySelector) *model.SecretKeySelector {
-	if a != nil {
-		return a
+// decodeUserData undoes the encodings rawCloudConfig may use (api-rules §10): gzip+base64,
+// base64, or none.
+func decodeUserData(v string) string {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+	if err != nil {
+		return v
 	}
-	return b
+	if zr, err := gzip.NewReader(bytes.NewReader(b)); err == nil {
+		if plain, err := io.ReadAll(zr); err == nil {
+			return string(plain)
+		}
+	}
+	return string(b)
 }
 
-// writeFile is one write_files entry; its content must be inline.
-func writeFile(f model.CloudConfigWriteFile) (map[string]any, error) {
+// cloudConfigUser is one users entry with its password selectors replaced by the values.
+func cloudConfigUser(u model.CloudConfigUser, sec *secrets) (map[string]any, error) {
+	raw, err := json.Marshal(u)
+	if err != nil {
+		return nil, fmt.Errorf("render user %s: %w", u.Name, err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("render user %s: %w", u.Name, err)
+	}
+	for key, sel := range map[string]*model.SecretKeySelector{"passwd": u.Passwd, "hashed_passwd": u.HashedPasswd} {
+		if sel == nil {
+			continue
+		}
+		v, err := sec.value(sel.Name, sel.Key)
+		if err != nil {
+			return nil, fmt.Errorf("the %s of user %q: %w", key, u.Name, err)
+		}
+		out[key] = v
+	}
+	return out, nil
+}
+
+// writeFile is one write_files entry; a content selector is replaced by the Secret value.
+func writeFile(f model.CloudConfigWriteFile, sec *secrets) (map[string]any, error) {
 	out := map[string]any{"path": f.Path}
 	if len(f.Content) > 0 {
 		var content string
 		if err := json.Unmarshal(f.Content, &content); err != nil {
 			var sel model.SecretKeySelector
-			if json.Unmarshal(f.Content, &sel) == nil && sel.Name != "" {
-				return nil, fmt.Errorf("%w: the content of %s is in secret %q", errSecret, f.Path, sel.Name)
+			if json.Unmarshal(f.Content, &sel) != nil || sel.Name == "" {
+				return nil, fmt.Errorf("the content of %s is neither text nor a secret reference", f.Path)
 			}
-			return nil, fmt.Errorf("the content of %s is neither text nor a secret reference", f.Path)
+			if content, err = sec.value(sel.Name, sel.Key); err != nil {
+				return nil, fmt.Errorf("the content of %s: %w", f.Path, err)
+			}
 		}
 		out["content"] = content
 	}

@@ -22,6 +22,7 @@ var guestProperties = []string{
 	"runtime.powerState", "guestHeartbeatStatus",
 	"guest.ipAddress", "guest.hostName", "guest.net", "guest.ipStack",
 	"guest.toolsRunningStatus", "guest.toolsVersion",
+	"guest.guestFamily", "guest.customizationInfo", // the implied LinuxPrep, GuestCustomization
 }
 
 // The ExtraConfig keys in which cloud-init's VMware datasource publishes the guest's

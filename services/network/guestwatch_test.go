@@ -20,7 +20,10 @@ import (
 // readiness probe, and no more for a VM it forgot.
 func TestGuestWatchRequestsOnChange(t *testing.T) {
 	js := startService(t)
-	v := deploytest.NewVM("my-namespace", "watched", model.VirtualMachineSpec{ClassName: "my-vm-class", StorageClass: "my-storage-class"})
+	// Cloud-init: a guest customization (the LinuxPrep a VM without a bootstrap gets) would
+	// change the guest at power-on.
+	v := deploytest.NewVM("my-namespace", "watched", model.VirtualMachineSpec{ClassName: "my-vm-class", StorageClass: "my-storage-class",
+		Bootstrap: &model.VirtualMachineBootstrapSpec{CloudInit: &model.VirtualMachineBootstrapCloudInitSpec{}}})
 	v.Put(t, js, false)
 	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
 	// The running service is done changing the VM (its adapters) before the watch under

@@ -57,7 +57,8 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	conds := reconcile.NewConditionSet(prevStatus.Conditions, o.Meta.Generation, h.now())
 	r := report{vm: &vm, conds: conds, disabled: specDisabled(&vm)}
 
-	boot := h.bootstrapPlan(&vm)
+	sec := newSecrets(ctx, h.js, vm.Namespace)
+	boot := planBootstrap(&vm, sec)
 	placed, created := reconcile.Placed(o)
 	if !created {
 		r.networkReady(model.ReasonNotReady, waitingForVM)
@@ -78,8 +79,12 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		return reconcile.Result{}, err
 	}
 
+	if implicitLinuxPrep(&vm, mvm) {
+		boot = planBootstrap(&vm, sec)
+	}
+
 	// The adapters, their addresses and the bootstrap data that names them by MAC go to
-	// vCenter in one reconfigure.
+	// vCenter in one reconfigure; a guest customization follows it.
 	disabled, record := deployedDisabled(mvm, &vm)
 	r.disabled = disabled
 	ifaces := interfaces(&vm, disabled)
@@ -99,14 +104,25 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		return reconcile.Result{}, err
 	}
 	var spec types.VirtualMachineConfigSpec
+	var cust customization
 	if !boot.failed() && plans != nil && problem == "" {
-		if spec, err = h.cloudInitConfig(mvm, &vm, &boot, plans, after); err != nil {
+		if spec, err = h.bootstrapConfig(mvm, &vm, &boot, plans, after); err != nil {
 			return reconcile.Result{}, err
+		}
+		if cust, err = planCustomization(mvm, &vm, &boot, plans, after, h.dns, sec); err != nil {
+			return reconcile.Result{}, err
+		}
+		if cust.due && extraConfigOf(mvm)[keyCustomizing] != cust.hash {
+			spec.ExtraConfig = append(spec.ExtraConfig, &types.OptionValue{Key: keyCustomizing, Value: cust.hash})
+			if boot.cloudInitPrep && !guestInfoTransport(mvm.Config.VAppConfig) {
+				// Written with each hand-over only: vcsim does not keep the transport.
+				spec.VAppConfig = &types.VmConfigSpec{OvfEnvironmentTransport: []string{transportGuestInfo}}
+			}
 		}
 	}
 	spec.DeviceChange = nics
 	spec.ExtraConfig = append(spec.ExtraConfig, record...)
-	if len(spec.DeviceChange) > 0 || len(spec.ExtraConfig) > 0 {
+	if len(spec.DeviceChange) > 0 || len(spec.ExtraConfig) > 0 || spec.VAppConfig != nil {
 		err := reconfigure(ctx, vcVM, spec)
 		switch {
 		case vcenter.IsFault(err):
@@ -114,8 +130,8 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 			if len(spec.DeviceChange) > 0 {
 				problem = joinProblems(problem, fmt.Sprintf("changing the network adapters failed: %v", err))
 			}
-			if len(spec.ExtraConfig) > 0 {
-				boot.reason, boot.message = model.ReasonError, fmt.Sprintf("writing the cloud-init data failed: %v", err)
+			if len(spec.ExtraConfig) > 0 || spec.VAppConfig != nil {
+				boot.fail(model.ReasonError, fmt.Errorf("writing the bootstrap data failed: %v", err))
 			}
 		case err != nil:
 			return reconcile.Result{}, err
@@ -124,6 +140,10 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 				return reconcile.Result{}, err
 			}
 		}
+	}
+	mvm, waitCustomization, err := h.handOver(ctx, o, &vm, vcVM, mvm, cust, &boot)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
 
 	// What the guest reports, never what it was only meant to have (guest.go, probe.go).
@@ -149,8 +169,9 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	case plans == nil || problem != "":
 		boot.ready(conds, "waiting for the network adapters and addresses")
 	default:
-		boot.ready(conds, "")
+		boot.ready(conds, waitCustomization)
 	}
+	guestConditions(conds, mvm, boot.prep)
 	return r.result(), nil
 }
 

@@ -131,8 +131,9 @@ func Run(ctx context.Context, cfg Config) error {
 func loopConfig(log *slog.Logger) reconcile.Config {
 	return reconcile.Config{
 		Service: model.ServiceNetwork, Plural: "virtualmachines", Workers: 8,
-		Inputs:  []string{model.ServicePlacement},
-		Related: []string{"virtualmachineclasses"},
+		// power: a power-on is when vCenter applies a customization (GuestCustomization).
+		Inputs:  []string{model.ServicePlacement, model.ServicePower},
+		Related: []string{"virtualmachineclasses", pluralSecrets},
 		Resync:  resync,
 		Logger:  log,
 	}

@@ -316,21 +316,26 @@ func TestBootstrapProblems(t *testing.T) {
 		name   string
 		boot   *model.VirtualMachineBootstrapSpec
 		reason string
+		names  string // what the message must name
 	}{
 		{"raw-secret", &model.VirtualMachineBootstrapSpec{CloudInit: &model.VirtualMachineBootstrapCloudInitSpec{
-			RawCloudConfig: &model.SecretKeySelector{Name: "my-cloud-config", Key: "user-data"}}}, model.ReasonRequiredKeyNotFound},
+			RawCloudConfig: &model.SecretKeySelector{Name: "my-cloud-config", Key: "user-data"}}}, model.ReasonRequiredKeyNotFound, `secret "my-cloud-config"`},
 		{"password-secret", &model.VirtualMachineBootstrapSpec{CloudInit: &model.VirtualMachineBootstrapCloudInitSpec{
-			CloudConfig: &model.CloudConfig{Users: []model.CloudConfigUser{{Name: "jdoe", Passwd: &model.SecretKeySelector{Name: "pw", Key: "password"}}}}}}, model.ReasonRequiredKeyNotFound},
-		{"linuxprep", &model.VirtualMachineBootstrapSpec{LinuxPrep: &model.VirtualMachineBootstrapLinuxPrepSpec{}}, model.ReasonNotSupported},
+			CloudConfig: &model.CloudConfig{Users: []model.CloudConfigUser{{Name: "jdoe", Passwd: &model.SecretKeySelector{Name: "pw", Key: "password"}}}}}}, model.ReasonRequiredKeyNotFound, `secret "pw"`},
+		{"vapp-secret", &model.VirtualMachineBootstrapSpec{VAppConfig: &model.VirtualMachineBootstrapVAppConfigSpec{RawProperties: "props"}},
+			model.ReasonRequiredKeyNotFound, `vAppConfig: secret "props" not found`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := deploytest.NewVM("my-namespace", "boot-"+tt.name, model.VirtualMachineSpec{ClassName: inventory.SeedClassName, Bootstrap: tt.boot})
 			v.Put(t, js, false)
-			v.WaitStatus(t, js, model.ServiceNetwork, "reason "+tt.reason, func(_ events.Slice, st model.VirtualMachineStatus) bool {
+			_, st := v.WaitStatus(t, js, model.ServiceNetwork, "reason "+tt.reason, func(_ events.Slice, st model.VirtualMachineStatus) bool {
 				s, r := deploytest.Condition(st, model.ConditionBootstrapReady)
 				return s == "False" && r == tt.reason
 			})
+			if c := findCondition(st, model.ConditionBootstrapReady); !strings.Contains(c.Message, tt.names) {
+				t.Errorf("message %q does not name %s", c.Message, tt.names)
+			}
 		})
 	}
 }

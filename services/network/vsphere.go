@@ -19,6 +19,7 @@ import (
 // guest (guestProperties).
 var vmProperties = append([]string{
 	"config.hardware.device", "config.extraConfig", "config.vAppConfig", "config.uuid",
+	"config.tools.pendingCustomization",
 }, guestProperties...)
 
 // readVM reads the VM placement created (vcenter.ReadVM) once its tasks are done.

@@ -38,6 +38,9 @@ var prerequisites = []prerequisite{
 	{service: model.ServicePlacement, condition: model.ConditionCreated},
 	{service: model.ServiceStorage, condition: model.ConditionStorageReady, currentSpec: true},
 	{service: model.ServiceNetwork, condition: model.ConditionNetworkReady, currentSpec: true},
+	// The guest's bootstrap is delivered (a customization is handed to vCenter) before the
+	// power-on that applies it: a VM never boots uncustomized.
+	{service: model.ServiceNetwork, condition: model.ConditionBootstrapReady, currentSpec: true},
 	{service: model.ServiceCrypto, condition: model.ConditionEncryptionSynced, currentSpec: true},
 }
 

@@ -37,8 +37,11 @@ func TestUnmetPrerequisites(t *testing.T) {
 	all := map[string]map[string]any{
 		model.ServicePlacement: placed,
 		model.ServiceStorage:   ready(model.ConditionStorageReady),
-		model.ServiceNetwork:   ready(model.ConditionNetworkReady),
-		model.ServiceCrypto:    ready(model.ConditionEncryptionSynced),
+		model.ServiceNetwork: {"conditions": []metav1.Condition{
+			{Type: model.ConditionNetworkReady, Status: metav1.ConditionTrue, Reason: "True"},
+			{Type: model.ConditionBootstrapReady, Status: metav1.ConditionTrue, Reason: "True"},
+		}},
+		model.ServiceCrypto: ready(model.ConditionEncryptionSynced),
 	}
 	with := func(svc string, st map[string]any) map[string]map[string]any {
 		out := map[string]map[string]any{}
@@ -64,20 +67,25 @@ func TestUnmetPrerequisites(t *testing.T) {
 			want: []string{"VirtualMachineStorageReady (not reported by storage)"}},
 		{name: "network not ready", slices: with(model.ServiceNetwork, map[string]any{"conditions": []metav1.Condition{{
 			Type: model.ConditionNetworkReady, Status: metav1.ConditionFalse, Reason: "NotReady", Message: "no IP left"}}}),
-			want: []string{"VirtualMachineNetworkReady (False NotReady: no IP left)"}},
+			want: []string{"VirtualMachineNetworkReady (False NotReady: no IP left)", "VirtualMachineBootstrapReady (not reported by network)"}},
+		{name: "bootstrap not delivered", slices: with(model.ServiceNetwork, map[string]any{"conditions": []metav1.Condition{
+			{Type: model.ConditionNetworkReady, Status: metav1.ConditionTrue, Reason: "True"},
+			{Type: model.ConditionBootstrapReady, Status: metav1.ConditionFalse, Reason: "RequiredKeyNotFound", Message: `CloudInit: secret "s" not found`}}}),
+			want: []string{`VirtualMachineBootstrapReady (False RequiredKeyNotFound: CloudInit: secret "s" not found)`}},
 		{name: "crypto behind the spec", slices: all, generations: map[string]int64{model.ServiceCrypto: 2},
 			want: []string{"VirtualMachineEncryptionSynced (crypto has not reconciled generation 3 yet)"}},
 		{name: "placement behind the spec is fine", slices: all, generations: map[string]int64{model.ServicePlacement: 1}},
 		{name: "placement without uniqueID", slices: with(model.ServicePlacement, ready(model.ConditionCreated)),
 			want: []string{"VirtualMachineCreated (placement reports no uniqueID)"}},
-		{name: "networking disabled: no condition needed", slices: with(model.ServiceNetwork, map[string]any{}), networkDisabled: true},
+		{name: "networking disabled: no condition needed", slices: with(model.ServiceNetwork, map[string]any{"conditions": []metav1.Condition{
+			{Type: model.ConditionBootstrapReady, Status: metav1.ConditionTrue, Reason: "True"}}}), networkDisabled: true},
 		{name: "networking enabled: condition needed", slices: with(model.ServiceNetwork, map[string]any{}),
-			want: []string{"VirtualMachineNetworkReady (not reported by network)"}},
+			want: []string{"VirtualMachineNetworkReady (not reported by network)", "VirtualMachineBootstrapReady (not reported by network)"}},
 		{name: "nothing: creation comes first", slices: map[string]map[string]any{}, want: []string{
 			"VirtualMachineCreated (not reported by placement)"}},
 		{name: "created and nothing else", slices: map[string]map[string]any{model.ServicePlacement: placed}, want: []string{
 			"VirtualMachineStorageReady (not reported by storage)", "VirtualMachineNetworkReady (not reported by network)",
-			"VirtualMachineEncryptionSynced (not reported by crypto)"}},
+			"VirtualMachineBootstrapReady (not reported by network)", "VirtualMachineEncryptionSynced (not reported by crypto)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -118,10 +118,12 @@ func (h *groupHarness) followInputs() {
 			return
 		}
 		for _, svc := range []string{model.ServiceStorage, model.ServiceNetwork, model.ServiceCrypto} {
-			raw, _ := json.Marshal(map[string]any{"conditions": []metav1.Condition{{
-				Type: inputConditions[svc], Status: metav1.ConditionTrue, Reason: model.ReasonTrue,
-				ObservedGeneration: vm.Generation, LastTransitionTime: metav1.Now().Rfc3339Copy(),
-			}}})
+			var conds []metav1.Condition
+			for _, typ := range inputConditions[svc] {
+				conds = append(conds, metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: model.ReasonTrue,
+					ObservedGeneration: vm.Generation, LastTransitionTime: metav1.Now().Rfc3339Copy()})
+			}
+			raw, _ := json.Marshal(map[string]any{"conditions": conds})
 			s := events.Slice{Service: svc, UID: string(vm.UID), Generation: vm.Generation, Status: raw}
 			if _, err := events.PublishStatus(h.ctx, h.js, rec.Ref, s); err != nil && h.ctx.Err() == nil {
 				h.t.Errorf("publish %s for %s: %v", svc, rec.Ref, err)

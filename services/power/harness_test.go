@@ -187,21 +187,23 @@ func (h *harness) publish(v *testVM, service string, status any) {
 // ready (or not, with the given status and reason).
 func (h *harness) publishInput(v *testVM, service string, status metav1.ConditionStatus, reason string) {
 	h.t.Helper()
-	st := map[string]any{"conditions": []metav1.Condition{{
-		Type: inputConditions[service], Status: status, Reason: reason, ObservedGeneration: v.obj.Generation,
-		LastTransitionTime: metav1.Now().Rfc3339Copy(),
-	}}}
+	var conds []metav1.Condition
+	for _, typ := range inputConditions[service] {
+		conds = append(conds, metav1.Condition{Type: typ, Status: status, Reason: reason, ObservedGeneration: v.obj.Generation,
+			LastTransitionTime: metav1.Now().Rfc3339Copy()})
+	}
+	st := map[string]any{"conditions": conds}
 	if service == model.ServicePlacement {
 		st["uniqueID"], st["instanceUUID"] = v.vm.Reference().Value, v.obj.Spec.InstanceUUID
 	}
 	h.publish(v, service, st)
 }
 
-var inputConditions = map[string]string{
-	model.ServicePlacement: model.ConditionCreated,
-	model.ServiceStorage:   model.ConditionStorageReady,
-	model.ServiceNetwork:   model.ConditionNetworkReady,
-	model.ServiceCrypto:    model.ConditionEncryptionSynced,
+var inputConditions = map[string][]string{
+	model.ServicePlacement: {model.ConditionCreated},
+	model.ServiceStorage:   {model.ConditionStorageReady},
+	model.ServiceNetwork:   {model.ConditionNetworkReady, model.ConditionBootstrapReady},
+	model.ServiceCrypto:    {model.ConditionEncryptionSynced},
 }
 
 // readyInputs publishes every input service's slice, all ready.

@@ -41,8 +41,10 @@ type VM struct {
 	Ref  events.Ref
 	UID  string
 	Spec model.VirtualMachineSpec
-	gen  int64
-	seq  uint64
+	// Annotations are the object's metadata.annotations, none when nil.
+	Annotations map[string]string
+	gen         int64
+	seq         uint64
 }
 
 // NewVM is a VirtualMachine with a fresh UID and, unless spec has one, instance UUID.
@@ -60,6 +62,9 @@ func (v *VM) Put(t testing.TB, js jetstream.JetStream, deleting bool) {
 	meta := map[string]any{"name": v.Ref.Name, "namespace": v.Ref.Namespace, "uid": v.UID, "generation": v.gen}
 	if deleting {
 		meta["deletionTimestamp"] = "2026-11-22T00:00:00Z"
+	}
+	if v.Annotations != nil {
+		meta["annotations"] = v.Annotations
 	}
 	body, err := json.Marshal(map[string]any{
 		"apiVersion": "vmoperator.vmware.com/v1alpha5", "kind": "VirtualMachine", "metadata": meta, "spec": v.Spec,

@@ -60,6 +60,9 @@ func (b *batch) applySpec(in inbound) error {
 		return fmt.Errorf("%w: %w", errMalformed, err)
 	}
 	ref := sr.Ref
+	if sr.Body, err = redact(ref.Plural, sr.Body); err != nil {
+		return fmt.Errorf("%s: %w: %w", ref, errMalformed, err)
+	}
 	rec, err := decodeSpec(sr.Body)
 	if err != nil {
 		return fmt.Errorf("%s: %w: %w", ref, errMalformed, err)
