@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"io/fs"
@@ -26,7 +27,8 @@ import (
 // TestNATSSecurity walks issue #10's acceptance for NATS against `make run`'s stack and
 // the credentials it generated: what the outside systems' events identity may and may not
 // do, a service confined to its own slices, no stream deleted or purged but by the admin,
-// no connection without credentials or without the CA, and no cloud-init in the store files.
+// no connection without credentials or without the CA, and neither cloud-init nor a Secret's
+// value in the store files.
 func TestNATSSecurity(t *testing.T) {
 	s := startStack(t)
 	_, admin := natsAs(t, s.natsURL, s.data, adminIdentity)
@@ -215,16 +217,28 @@ func TestNATSSecurity(t *testing.T) {
 		}
 	})
 
-	t.Run("the JetStream store files hold no cloud-init content", func(t *testing.T) {
+	t.Run("the JetStream store files hold no cloud-init content nor Secret value", func(t *testing.T) {
 		s.applyVM(vm.Name, marker) // unchanged when the first subtest ran
-		var rec events.SpecRecord
-		waitFor(t, time.Minute, "the VM in SPECS", func() bool {
-			var err error
+		secretValue := "vmop-secret-" + randomHex(8)
+		secretDoc := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: store-scan\n  namespace: my-namespace\nstringData:\n  password: " + secretValue + "\n"
+		if out, err := s.kubectlCtx(t.Context(), []byte(secretDoc), "apply", "-f", "-"); err != nil {
+			t.Fatalf("apply the Secret: %v\n%s", err, out)
+		}
+		secret := events.Ref{Plural: "secrets", Namespace: "my-namespace", Name: "store-scan"}
+		var rec, secretRec events.SpecRecord
+		waitFor(t, time.Minute, "the VM and the Secret in SPECS", func() bool {
+			var err, serr error
 			rec, err = events.LastSpec(t.Context(), admin, vm)
-			return err == nil
+			secretRec, serr = events.LastSpec(t.Context(), admin, secret)
+			return err == nil && serr == nil
 		})
 		if !bytes.Contains(rec.Body, []byte(marker)) {
 			t.Fatalf("the VM's spec lacks its cloud-init: %s", rec.Body)
+		}
+		// Secret data is stored base64-encoded, as in Kubernetes: scan for that form too.
+		encodedValue := base64.StdEncoding.EncodeToString([]byte(secretValue))
+		if !bytes.Contains(secretRec.Body, []byte(encodedValue)) {
+			t.Fatalf("the Secret's record lacks its value: %s", secretRec.Body)
 		}
 		// The store has the record on disk once its message blocks are at least as long.
 		blocks := filepath.Join(s.data, "nats", "jetstream", "*", "streams", events.StreamSpecs, "msgs", "*.blk")
@@ -253,6 +267,9 @@ func TestNATSSecurity(t *testing.T) {
 			scanned++
 			if bytes.Contains(data, []byte(marker)) {
 				t.Errorf("%s holds the cloud-init content in clear", path)
+			}
+			if bytes.Contains(data, []byte(secretValue)) || bytes.Contains(data, []byte(encodedValue)) {
+				t.Errorf("%s holds the Secret's value in clear", path)
 			}
 			return nil
 		})
