@@ -44,13 +44,6 @@ func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconci
 			return reconcile.Result{}, fmt.Errorf("%w: decode placement status of %s: %v", events.ErrPermanent, o.Ref, err)
 		}
 	}
-	if _, paused := o.Meta.Annotations[model.AnnotationPaused]; paused {
-		// api-rules §4: the VM service skips a paused object entirely, also on delete.
-		if s, ok := o.Slices[model.ServicePlacement]; ok && len(s.Status) > 0 {
-			return reconcile.Result{Status: s.Status}, nil
-		}
-		return reconcile.Result{}, nil
-	}
 	id := vmIdentity{namespace: o.Ref.Namespace, name: o.Ref.Name, uid: o.Meta.UID}
 	conds := newConditions(prev.Conditions, o.Meta.Generation, r.now())
 	if o.Deleting() {
