@@ -53,67 +53,29 @@ func paused(cfg Config, o Object, by string) (Result, error) {
 		return Result{keep: true}, nil
 	}
 	prev := o.Slices[cfg.Service]
-	status, err := withReconcileReady(prev.Status, lastReconcileReady(prev), o.Meta.Generation,
-		metav1.ConditionFalse, model.ReasonReconcilePaused, pausedMessage(by))
+	status, err := withPausedCondition(prev, o.Meta.Generation, pausedMessage(by))
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %s slice of %s: %v", events.ErrPermanent, cfg.Service, o.Ref, err)
 	}
 	return Result{Status: status, Released: prev.Released, generation: prev.Generation}, nil
 }
 
-// reportReady sets ReconcileReady True in the slice a reporting service's Func returned
-// for an object that is not paused.
-func reportReady(cfg Config, o Object, res Result) (Result, error) {
-	if !cfg.ReportsPause || res.Released || res.published || res.keep {
-		return res, nil
-	}
-	var raw json.RawMessage
-	if res.Status != nil {
-		var err error
-		if raw, err = json.Marshal(res.Status); err != nil {
-			return Result{}, fmt.Errorf("%w: encode status of %s: %v", events.ErrPermanent, o.Ref, err)
-		}
-	}
-	status, err := withReconcileReady(raw, lastReconcileReady(o.Slices[cfg.Service]), o.Meta.Generation,
-		metav1.ConditionTrue, "", "")
-	if err != nil {
-		return Result{}, fmt.Errorf("%w: %s slice of %s: %v", events.ErrPermanent, cfg.Service, o.Ref, err)
-	}
-	res.Status = status
-	return res, nil
-}
-
-// lastReconcileReady is the ReconcileReady condition of the service's previous slice.
-func lastReconcileReady(s events.Slice) *metav1.Condition {
-	conds, err := SliceConditions(s)
-	if err != nil {
-		return nil // an undecodable slice keeps no transition time
-	}
-	return FindCondition(conds, model.ConditionReconcileReady)
-}
-
-// withReconcileReady returns the status object with its ReconcileReady condition set,
-// keeping prev's transition time unless the condition changed.
-func withReconcileReady(status json.RawMessage, prev *metav1.Condition, generation int64, st metav1.ConditionStatus, reason, message string) (json.RawMessage, error) {
+// withPausedCondition returns the slice's status object with ReconcileReady False saying
+// message, keeping its transition time if it said so already.
+func withPausedCondition(prev events.Slice, generation int64, message string) (json.RawMessage, error) {
 	obj := map[string]json.RawMessage{}
-	if len(status) > 0 {
-		if err := json.Unmarshal(status, &obj); err != nil {
+	if len(prev.Status) > 0 {
+		if err := json.Unmarshal(prev.Status, &obj); err != nil {
 			return nil, fmt.Errorf("decode status: %w", err)
 		}
 	}
-	var conds []metav1.Condition
-	if raw, ok := obj["conditions"]; ok {
-		if err := json.Unmarshal(raw, &conds); err != nil {
-			return nil, fmt.Errorf("decode conditions: %w", err)
-		}
+	conds, err := SliceConditions(prev)
+	if err != nil {
+		return nil, err
 	}
-	var before []metav1.Condition
-	if prev != nil {
-		before = []metav1.Condition{*prev}
-	}
-	set := NewConditionSet(before, generation, time.Now())
-	set.list = slices.DeleteFunc(conds, func(c metav1.Condition) bool { return c.Type == model.ConditionReconcileReady })
-	set.Set(model.ConditionReconcileReady, st, reason, message)
+	set := NewConditionSet(conds, generation, time.Now())
+	set.list = slices.Clone(conds) // the other conditions stand; Set replaces ReconcileReady
+	set.Set(model.ConditionReconcileReady, metav1.ConditionFalse, model.ReasonReconcilePaused, message)
 	raw, err := json.Marshal(set.List())
 	if err != nil {
 		return nil, err

@@ -81,9 +81,10 @@ type Config struct {
 	Related []string
 	// Resync re-reconciles every object this often, for what no event announces; 0: never.
 	Resync time.Duration
-	// ReportsPause makes the service's slice carry VirtualMachineReconcileReady, False
-	// while the object is paused: one service per kind, so slices do not disagree on it.
-	// Every service skips a paused object (its Func is not called).
+	// Every service skips a paused object: its Func is not called. ReportsPause names
+	// the one service of the kind (so slices do not disagree) whose slice carries
+	// VirtualMachineReconcileReady: its Func sets it True, since it runs only unpaused,
+	// and while paused the loop republishes its last slice with it False.
 	ReportsPause bool
 	Logger       *slog.Logger
 }

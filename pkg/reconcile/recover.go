@@ -21,8 +21,5 @@ func call(ctx context.Context, cfg Config, f Func, o Object) (res Result, err er
 			err = fmt.Errorf("reconcile %s panicked: %v", o.Ref, r)
 		}
 	}()
-	if res, err = f(ctx, o); err != nil {
-		return Result{}, err
-	}
-	return reportReady(cfg, o, res)
+	return f(ctx, o)
 }
