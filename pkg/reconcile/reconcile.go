@@ -54,7 +54,9 @@ type Result struct {
 	Status   any  // this service's part of .status; nil for none
 	Released bool // the service finished its deletion work
 
-	published bool // Trigger.Func published it already, under the object's lock
+	published  bool  // Trigger.Func published it already, under the object's lock
+	keep       bool  // publish nothing: the previous slice stands (a paused object)
+	generation int64 // the generation the slice is about, when not the object's (paused)
 }
 
 // Func reconciles one object. It is called again for every change, so it must be
@@ -79,7 +81,12 @@ type Config struct {
 	Related []string
 	// Resync re-reconciles every object this often, for what no event announces; 0: never.
 	Resync time.Duration
-	Logger *slog.Logger
+	// Every service skips a paused object: its Func is not called. ReportsPause names
+	// the one service of the kind (so slices do not disagree) whose slice carries
+	// VirtualMachineReconcileReady: its Func sets it True, since it runs only unpaused,
+	// and while paused the loop republishes its last slice with it False.
+	ReportsPause bool
+	Logger       *slog.Logger
 }
 
 // Run consumes until ctx ends. It ensures the streams first: services may start before
@@ -249,8 +256,8 @@ func (l *loop) reconcile(ctx context.Context, ref events.Ref) error {
 	if err != nil || !found || o.released(l.cfg.Service) {
 		return err
 	}
-	res, err := call(ctx, l.cfg.Logger, l.cfg.Service, l.f, o)
-	if err != nil || res.published {
+	res, err := call(ctx, l.cfg, l.f, o)
+	if err != nil || res.published || res.keep {
 		return err
 	}
 	return publish(ctx, l.js, l.cfg, o, res)
@@ -258,7 +265,7 @@ func (l *loop) reconcile(ctx context.Context, ref events.Ref) error {
 
 // publish records res as the service's slice about o.
 func publish(ctx context.Context, js jetstream.JetStream, cfg Config, o Object, res Result) error {
-	slice := events.Slice{Service: cfg.Service, UID: o.Meta.UID, Generation: o.Meta.Generation, Released: res.Released}
+	slice := events.Slice{Service: cfg.Service, UID: o.Meta.UID, Generation: cmp.Or(res.generation, o.Meta.Generation), Released: res.Released}
 	if res.Status != nil {
 		var err error
 		if slice.Status, err = json.Marshal(res.Status); err != nil {

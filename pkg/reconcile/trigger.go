@@ -85,9 +85,9 @@ func (t *Trigger) Func() Func {
 			}
 			o = fresh
 		}
-		res, err := call(ctx, t.cfg.Logger, t.cfg.Service, t.f, o)
-		if err != nil {
-			return Result{}, err
+		res, err := call(ctx, t.cfg, t.f, o)
+		if err != nil || res.keep {
+			return res, err
 		}
 		if err := publish(ctx, t.js, t.cfg, o, res); err != nil {
 			return Result{}, err

@@ -91,6 +91,7 @@ func loopConfig(log *slog.Logger) reconcile.Config {
 		Service: model.ServicePlacement, Plural: pluralVMs, Workers: workers,
 		Related: []string{pluralClasses, pluralImages, pluralClusterImages},
 		Resync:  resyncEvery, Logger: log,
+		ReportsPause: true, // pkg/reconcile skips paused VMs in every service; placement says so
 	}
 }
 

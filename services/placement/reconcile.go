@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi/object"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
@@ -44,15 +45,10 @@ func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconci
 			return reconcile.Result{}, fmt.Errorf("%w: decode placement status of %s: %v", events.ErrPermanent, o.Ref, err)
 		}
 	}
-	if _, paused := o.Meta.Annotations[model.AnnotationPaused]; paused {
-		// api-rules §4: the VM service skips a paused object entirely, also on delete.
-		if s, ok := o.Slices[model.ServicePlacement]; ok && len(s.Status) > 0 {
-			return reconcile.Result{Status: s.Status}, nil
-		}
-		return reconcile.Result{}, nil
-	}
 	id := vmIdentity{namespace: o.Ref.Namespace, name: o.Ref.Name, uid: o.Meta.UID}
 	conds := newConditions(prev.Conditions, o.Meta.Generation, r.now())
+	// Placement reports pauses (reconcile.Config.ReportsPause): this runs only unpaused.
+	conds.put(model.ConditionReconcileReady, metav1.ConditionTrue, "", "")
 	if o.Deleting() {
 		return r.remove(ctx, id, &vm, prev, conds)
 	}

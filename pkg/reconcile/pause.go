@@ -1,0 +1,85 @@
+package reconcile
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/model"
+)
+
+// Who paused an object (api-rules §4): the values of the paused label.
+const (
+	pausedByDevOps = "devops"
+	pausedByAdmin  = "admin"
+	pausedByBoth   = "both"
+)
+
+// pausedBy says who paused the object: DevOps with the paused annotation, an admin with
+// the paused label (which only privileged callers may set, ANN-5), both; "" for nobody.
+// A label saying only "devops" pauses nothing by itself: it records the annotation.
+func pausedBy(m Meta) string {
+	_, devops := m.Annotations[model.AnnotationPaused]
+	label := m.Labels[model.LabelPaused]
+	admin := label == pausedByAdmin || label == pausedByBoth
+	switch {
+	case devops && admin:
+		return pausedByBoth
+	case admin:
+		return pausedByAdmin
+	case devops:
+		return pausedByDevOps
+	}
+	return ""
+}
+
+// pausedMessage is the ReconcileReady message naming who paused the object.
+func pausedMessage(by string) string {
+	who := map[string]string{pausedByDevOps: "DevOps", pausedByAdmin: "Admin", pausedByBoth: "Admin and DevOps"}[by]
+	return "Virtual Machine reconciliation paused by " + who
+}
+
+// paused answers a reconcile of a paused object in place of the service's Func, which
+// must not act on it: the service's previous slice stands, and the service that reports
+// pauses (Config.ReportsPause) republishes it with ReconcileReady False saying who
+// paused, still labelled with the generation it reconciled. Once unpaused, the next
+// reconcile (the annotation's removal is a spec change) acts on the latest spec.
+func paused(cfg Config, o Object, by string) (Result, error) {
+	if !cfg.ReportsPause {
+		return Result{keep: true}, nil
+	}
+	prev := o.Slices[cfg.Service]
+	status, err := withPausedCondition(prev, o.Meta.Generation, pausedMessage(by))
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %s slice of %s: %v", events.ErrPermanent, cfg.Service, o.Ref, err)
+	}
+	return Result{Status: status, Released: prev.Released, generation: prev.Generation}, nil
+}
+
+// withPausedCondition returns the slice's status object with ReconcileReady False saying
+// message, keeping its transition time if it said so already.
+func withPausedCondition(prev events.Slice, generation int64, message string) (json.RawMessage, error) {
+	obj := map[string]json.RawMessage{}
+	if len(prev.Status) > 0 {
+		if err := json.Unmarshal(prev.Status, &obj); err != nil {
+			return nil, fmt.Errorf("decode status: %w", err)
+		}
+	}
+	conds, err := SliceConditions(prev)
+	if err != nil {
+		return nil, err
+	}
+	set := NewConditionSet(conds, generation, time.Now())
+	set.list = slices.Clone(conds) // the other conditions stand; Set replaces ReconcileReady
+	set.Set(model.ConditionReconcileReady, metav1.ConditionFalse, model.ReasonReconcilePaused, message)
+	raw, err := json.Marshal(set.List())
+	if err != nil {
+		return nil, err
+	}
+	obj["conditions"] = raw
+	return json.Marshal(obj)
+}
