@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"mime"
-	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -63,11 +61,7 @@ func isProtobuf(contentType string) bool {
 // sent; a kind not served in protobuf is 415, a malformed body or another kind 400.
 func decodeProtobuf(t target, data []byte) (map[string]any, error) {
 	if !t.speaksProtobuf() {
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-			Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s, %s",
-				echo.MIMEApplicationJSON, "application/yaml", "application/json-patch+json", "application/merge-patch+json"),
-		}}
+		return nil, unsupportedMediaType(mediaTypeProtobuf)
 	}
 	obj, gvk, err := protobufSerializer.Decode(data, nil, nil)
 	if err != nil {
@@ -86,6 +80,15 @@ func decodeProtobuf(t target, data []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("decode %s JSON: %w", gvk.Kind, err)
 	}
 	return out, nil
+}
+
+// protobufDeleteDryRun reads the dryRun of a protobuf DeleteOptions body.
+func protobufDeleteDryRun(data []byte) ([]string, error) {
+	var opts metav1.DeleteOptions
+	if _, _, err := protobufSerializer.Decode(data, nil, &opts); err != nil {
+		return nil, badRequest("the request body is not valid DeleteOptions: %v", err)
+	}
+	return opts.DryRun, nil
 }
 
 // wantsProtobuf reports whether the request's Accept prefers protobuf: the media range with

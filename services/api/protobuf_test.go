@@ -15,7 +15,7 @@ const protobufType = "application/vnd.kubernetes.protobuf"
 
 // TestProtobufSecret: a Secret sent in Kubernetes protobuf, as kubectl's typed commands send
 // it, is stored with its data and answered in protobuf when the client prefers it (also its
-// errors, as a protobuf Status); a JSON client reads the same object as JSON; a protobuf body
+// errors, as a protobuf Status, and lists); a dry-run delete's protobuf DeleteOptions are read; a JSON client reads the same object as JSON; a protobuf body
 // for a custom kind is 415 and stores nothing.
 func TestProtobufSecret(t *testing.T) {
 	js := newStreams(t)
@@ -81,7 +81,22 @@ func TestProtobufSecret(t *testing.T) {
 		t.Fatalf("duplicate create: %d %+v", code, st)
 	}
 
-	code, resp = g.do("POST", "/api/v1/namespaces/my-namespace/secrets", userToken, []byte("not protobuf"), pb...)
+	code, resp, header = g.doHeader("GET", secrets, userToken, nil, "Accept", protobufType+", application/json")
+	var list corev1.SecretList
+	decodeAs("list", resp, header, &list)
+	if code != http.StatusOK || len(list.Items) != 1 || string(list.Items[0].Data["k"]) != "v" || list.ResourceVersion == "" {
+		t.Fatalf("list in protobuf: %d %+v", code, list)
+	}
+
+	dry := encode(&metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "DeleteOptions"}, DryRun: []string{metav1.DryRunAll}})
+	if code, resp = g.do("DELETE", secrets+"/pb", userToken, dry, pb...); code != http.StatusOK {
+		t.Fatalf("dry-run delete with protobuf DeleteOptions: %d %s", code, resp)
+	}
+	if code, resp = g.do("GET", secrets+"/pb", userToken, nil); code != http.StatusOK {
+		t.Fatalf("a dry-run delete removed the Secret: %d %s", code, resp)
+	}
+
+	code, resp = g.do("POST", secrets, userToken, []byte("not protobuf"), pb...)
 	if code != http.StatusBadRequest {
 		t.Fatalf("malformed protobuf: %d %s", code, resp)
 	}
