@@ -298,15 +298,13 @@ func TestGuestBootstrap(t *testing.T) {
 	})
 }
 
-// createSecret makes a generic Secret as the ordinary user: kubectl builds it from files
-// or literals (create --dry-run=client) and applies it as JSON; kubectl's direct create
-// sends protobuf, which the gateway does not read (issue #12).
+// createSecret makes a generic Secret from files or literals as the ordinary user, with
+// kubectl's direct create (which sends it in protobuf).
 func (tp *topology) createSecret(name string, from ...string) {
 	tp.t.Helper()
-	args := append([]string{"create", "secret", "generic", name, "-n", "my-namespace", "--dry-run=client", "-o", "json"}, from...)
-	doc := tp.kubectl(args...)
-	if out, err := tp.kubectlCtx(tp.t.Context(), []byte(doc), "--context", "user", "apply", "-n", "my-namespace", "-f", "-"); err != nil {
-		tp.t.Fatalf("apply secret %s: %v\n%s", name, err, out)
+	args := append([]string{"--context", "user", "create", "secret", "generic", name, "-n", "my-namespace"}, from...)
+	if out, err := tp.kubectlErr(args...); err != nil {
+		tp.t.Fatalf("create secret %s: %v\n%s", name, err, out)
 	}
 }
 

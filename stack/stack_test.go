@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -19,6 +20,7 @@ type stack struct {
 	kubeconfig string
 	data       string
 	natsURL    string // the embedded NATS, as outside systems reach it
+	stop       func() // stops the stack and waits for it (also done at cleanup)
 }
 
 func freeAddr(t *testing.T) string {
@@ -55,7 +57,7 @@ func startStackWith(t *testing.T, settings map[string]string) *stack {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, "all", func(k string) string { return env[k] }) }()
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		cancel()
 		select {
 		case err := <-done:
@@ -66,7 +68,9 @@ func startStackWith(t *testing.T, settings map[string]string) *stack {
 			t.Errorf("stack did not stop within 30s")
 		}
 	})
-	s := &stack{t: t, kubeconfig: filepath.Join(data, "kubeconfig"), data: data, natsURL: "nats://" + env["VMOP_NATS_ADDR"]}
+	t.Cleanup(stop)
+	data = env["VMOP_DATA"] // a restart runs on the data of the stack before
+	s := &stack{t: t, kubeconfig: filepath.Join(data, "kubeconfig"), data: data, natsURL: "nats://" + env["VMOP_NATS_ADDR"], stop: stop}
 	s.eventually("seeded inventory visible to kubectl", func() bool {
 		if _, err := os.Stat(s.kubeconfig); err != nil {
 			return false

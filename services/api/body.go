@@ -26,13 +26,18 @@ func readBody(c echo.Context) ([]byte, error) {
 	return data, nil
 }
 
-// decodeObject parses a JSON or YAML object body; malformed input is 400.
-func decodeObject(c echo.Context) (map[string]any, error) {
+// decodeObject parses a JSON, YAML or (for built-in kinds, protobuf.go) protobuf object body
+// for t; malformed input is 400.
+func decodeObject(c echo.Context, t target) (map[string]any, error) {
 	data, err := readBody(c)
 	if err != nil {
 		return nil, err
 	}
-	if strings.Contains(c.Request().Header.Get(echo.HeaderContentType), "yaml") {
+	contentType := c.Request().Header.Get(echo.HeaderContentType)
+	if isProtobuf(contentType) {
+		return decodeProtobuf(t, data)
+	}
+	if strings.Contains(contentType, "yaml") {
 		if data, err = yaml.YAMLToJSON(data); err != nil {
 			return nil, badRequest("the request body is not valid YAML: %v", err)
 		}

@@ -27,7 +27,11 @@ func deleteDryRun(c echo.Context) (bool, error) {
 	var opts struct {
 		DryRun []string `json:"dryRun"`
 	}
-	if err := json.Unmarshal(body, &opts); err != nil {
+	if isProtobuf(c.Request().Header.Get(echo.HeaderContentType)) { // client-go's typed Delete
+		if opts.DryRun, err = protobufDeleteDryRun(body); err != nil {
+			return false, err
+		}
+	} else if err := json.Unmarshal(body, &opts); err != nil {
 		return false, badRequest("the request body is not valid DeleteOptions: %v", err)
 	}
 	return dryRunValues(opts.DryRun)

@@ -71,12 +71,16 @@ func (s *server) list(c echo.Context, t target) error {
 			return err
 		}
 	}
-	return c.JSON(http.StatusOK, struct {
+	list, err := json.Marshal(struct {
 		APIVersion string            `json:"apiVersion"`
 		Kind       string            `json:"kind"`
 		Metadata   metav1.ListMeta   `json:"metadata"`
 		Items      []json.RawMessage `json:"items"`
 	}{t.apiVersion(), t.Kind.ListKind, meta, raw})
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", t.Kind.ListKind, err)
+	}
+	return writeServed(c, t, http.StatusOK, list)
 }
 
 func (s *server) writeTable(c echo.Context, t target, objs [][]byte, meta metav1.ListMeta) error {

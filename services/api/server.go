@@ -79,6 +79,10 @@ func (s *server) writeError(err error, c echo.Context) {
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	}
 	st.Kind, st.APIVersion = "Status", "v1"
+	if t, ok := parseTarget(c.Request().URL.Path); ok && t.speaksProtobuf() && wantsProtobuf(c) {
+		_ = writeProtobuf(c, int(st.Code), &st)
+		return
+	}
 	body, _ := json.Marshal(st)
 	_ = c.JSONBlob(int(st.Code), body)
 }

@@ -89,20 +89,24 @@ func (t target) servedJSON(raw []byte) ([]byte, error) {
 	return json.Marshal(obj)
 }
 
-// writeObject answers with one stored object (JSON) in the addressed version.
+// writeObject answers with one stored object in the addressed version.
 func writeObject(c echo.Context, t target, code int, raw []byte) error {
 	out, err := t.servedJSON(raw)
 	if err != nil {
 		return err
 	}
-	return c.JSONBlob(code, out)
+	return writeServed(c, t, code, out)
 }
 
 // writeHubObject answers with a decoded hub object in the addressed version; obj is
 // converted in place.
 func writeHubObject(c echo.Context, t target, code int, obj map[string]any) error {
 	t.fromHub(obj)
-	return c.JSON(code, obj)
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", t.Kind.Kind, err)
+	}
+	return writeServed(c, t, code, out)
 }
 
 // renameWarnings rewrites the field paths in admission warnings, in place.

@@ -16,7 +16,7 @@ import (
 )
 
 func (s *server) create(c echo.Context, t target) error {
-	obj, err := decodeObject(c)
+	obj, err := decodeObject(c, t)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func identify(obj map[string]any, t *target) error {
 }
 
 func (s *server) update(c echo.Context, t target) error {
-	obj, err := decodeObject(c)
+	obj, err := decodeObject(c, t)
 	if err != nil {
 		return err
 	}

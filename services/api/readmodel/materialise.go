@@ -83,7 +83,7 @@ type materialised struct {
 // pure function of its inputs, which is what makes a rebuild identical.
 func materialise(rec specRecord, specSeq uint64, stored []sliceRow) (materialised, error) {
 	var m materialised
-	statuses := []json.RawMessage{rec.fields["status"]}
+	statuses := []json.RawMessage{rec.namespaceStatus(), rec.fields["status"]}
 	for _, s := range sortedByService(stored) {
 		if rec.uid == "" || s.UID != rec.uid {
 			continue
