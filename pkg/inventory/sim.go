@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +46,8 @@ type Sim struct {
 	URL *url.URL
 	// Thumbprint is the SHA-256 thumbprint of the serving certificate.
 	Thumbprint string
+	// certFile is the serving certificate's file when SimConfig.CertDir keeps it.
+	certFile string
 
 	model     *simulator.Model
 	server    *simulator.Server
@@ -88,6 +91,9 @@ func StartSim(ctx context.Context, cfg SimConfig) (*Sim, error) {
 		return nil, err
 	}
 	sim.Thumbprint = soap.ThumbprintSHA256(cert.Leaf)
+	if cfg.CertDir != "" {
+		sim.certFile = filepath.Join(cfg.CertDir, SimCertFile)
+	}
 	m.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	m.Map().Handler = sim.handle
 
@@ -110,8 +116,13 @@ func newServer(m *simulator.Model) (s *simulator.Server, err error) {
 	return m.Service.NewServer(), nil
 }
 
-// Endpoint is the simulator for vcenter.Connect, trusted by its certificate's thumbprint.
+// Endpoint is the simulator for vcenter.Connect, trusted by its certificate's file when
+// kept, else by its thumbprint (which govmomi checks only after a verified handshake has
+// failed, a failure vcsim logs).
 func (s *Sim) Endpoint() vcenter.Endpoint {
+	if s.certFile != "" {
+		return vcenter.Endpoint{URL: s.URL, CAFile: s.certFile}
+	}
 	return vcenter.Endpoint{URL: s.URL, Thumbprint: s.Thumbprint}
 }
 
