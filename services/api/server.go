@@ -35,7 +35,7 @@ func (s *server) routes() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.writeError
-	e.Use(s.recoverPanics)
+	e.Use(s.accessLog, s.recoverPanics)
 
 	e.GET("/livez", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
