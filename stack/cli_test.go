@@ -82,7 +82,7 @@ func TestHelpDocumentsEverySetting(t *testing.T) {
 func TestFlagsOverrideTheEnvironment(t *testing.T) {
 	env := map[string]string{"VMOP_ADDR": "127.0.0.1:1", "VMOP_DATA": "/from/env"}
 	for _, args := range [][]string{{"api", "--addr=127.0.0.1:2"}, {"--addr", "127.0.0.1:2", "api"}} {
-		cmd, getenv, err := parseArgs(args, func(k string) string { return env[k] }, &bytes.Buffer{})
+		cmd, _, getenv, err := parseArgs(args, func(k string) string { return env[k] }, &bytes.Buffer{})
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
@@ -94,10 +94,10 @@ func TestFlagsOverrideTheEnvironment(t *testing.T) {
 			t.Errorf("%v: got role %q, addr %q, data %q", args, cmd, c.Addr, c.Data)
 		}
 	}
-	if _, _, err := parseArgs([]string{"--vcenter-password=x"}, os.Getenv, &bytes.Buffer{}); err == nil {
+	if _, _, _, err := parseArgs([]string{"--vcenter-password=x"}, os.Getenv, &bytes.Buffer{}); err == nil {
 		t.Error("--vcenter-password is accepted: a password on the command line is visible to every user")
 	}
-	if _, _, err := parseArgs([]string{"api", "power"}, os.Getenv, &bytes.Buffer{}); err == nil {
+	if _, _, _, err := parseArgs([]string{"api", "power"}, os.Getenv, &bytes.Buffer{}); err == nil {
 		t.Error("two roles are accepted")
 	}
 	var stdout bytes.Buffer

@@ -35,6 +35,9 @@ type config struct {
 	// GuestPoll (VMOP_GUEST_POLL, a Go duration, default 10s) is how often network reads
 	// the guests of all VMs again for what they report (addresses, VMware Tools).
 	GuestPoll time.Duration
+	// MetricsAddr (VMOP_METRICS_ADDR) is where the services' /metrics and /healthz are
+	// served; "" serves none.
+	MetricsAddr string
 }
 
 // loadConfig reads the settings (settings.go: their defaults and meanings) from getenv.
@@ -51,6 +54,7 @@ func loadConfig(lookup func(string) string) (config, error) {
 		VCenterURL:      getenv("VMOP_VCENTER_URL"),
 		VCenterUser:     getenv("VMOP_VCENTER_USER"),
 		VCenterPassword: getenv("VMOP_VCENTER_PASSWORD"), // or _FILE, or the default: loadVCenter
+		MetricsAddr:     getenv("VMOP_METRICS_ADDR"),
 	}
 	if err := c.loadVCenter(getenv); err != nil {
 		return c, err

@@ -5,6 +5,7 @@
 //
 //	vmop [flags] [all|api|placement|power|storage|network|crypto|nats|vcsim]
 //	vmop version
+//	vmop healthcheck URL
 //
 // Every setting is an environment variable and a flag (settings.go); `vmop --help` lists them.
 package main
@@ -18,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -48,7 +50,7 @@ func main() {
 
 // cli runs the command line args with the environment getenv and returns the exit code.
 func cli(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	cmd, getenv, err := parseArgs(args, getenv, stdout)
+	cmd, healthURL, getenv, err := parseArgs(args, getenv, stdout)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
@@ -62,6 +64,12 @@ func cli(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 0
 	case "version":
 		fmt.Fprintln(stdout, version())
+		return 0
+	case "healthcheck":
+		if err := healthcheck(ctx, healthURL, filepath.Join(withDefaults(getenv)("VMOP_DATA"), "pki", "ca.crt")); err != nil {
+			fmt.Fprintf(stderr, "vmop healthcheck: %v\n", err)
+			return 1
+		}
 		return 0
 	}
 	env := withDefaults(getenv)
@@ -78,10 +86,9 @@ func cli(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return 0
 }
 
-// parseArgs takes a command (a role, version or help) and flags in either order; a flag
-// overrides its environment variable in the getenv it returns.
-func parseArgs(args []string, getenv func(string) string, stdout io.Writer) (string, func(string) string, error) {
-	var cmd string
+// parseArgs takes a command (a role, version, help or healthcheck with its URL) and flags
+// in either order; a flag overrides its environment variable in the getenv it returns.
+func parseArgs(args []string, getenv func(string) string, stdout io.Writer) (cmd, healthURL string, _ func(string) string, _ error) {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
 	}
@@ -97,19 +104,25 @@ func parseArgs(args []string, getenv func(string) string, stdout io.Writer) (str
 		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout)
 		}
-		return "", nil, err
+		return "", "", nil, err
 	}
 	rest := fs.Args()
 	if cmd == "" && len(rest) > 0 {
 		cmd, rest = rest[0], rest[1:]
 	}
+	if cmd == "healthcheck" {
+		if len(rest) != 1 {
+			return "", "", nil, errors.New("healthcheck takes one URL, e.g. http://127.0.0.1:9090/healthz")
+		}
+		healthURL, rest = rest[0], nil
+	}
 	if len(rest) > 0 {
-		return "", nil, fmt.Errorf("unexpected arguments %q", rest)
+		return "", "", nil, fmt.Errorf("unexpected arguments %q", rest)
 	}
 	if cmd == "" {
 		cmd = "all"
 	}
-	return cmd, func(k string) string {
+	return cmd, healthURL, func(k string) string {
 		if v, ok := flagged[k]; ok {
 			return v
 		}
@@ -120,7 +133,7 @@ func parseArgs(args []string, getenv func(string) string, stdout io.Writer) (str
 func usage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString("vmop serves VM Operator's VirtualMachine API on NATS JetStream and vCenter.\n\n")
-	b.WriteString("Usage:\n  vmop [flags] [role]\n  vmop version\n\nRoles:\n")
+	b.WriteString("Usage:\n  vmop [flags] [role]\n  vmop version\n  vmop healthcheck URL   exit 0 when URL answers 200 (container health checks)\n\nRoles:\n")
 	for _, r := range roles {
 		fmt.Fprintf(&b, "  %-10s %s\n", r.name, r.meaning)
 	}
