@@ -41,10 +41,10 @@ func (m measureCalls) RoundTrip(ctx context.Context, req, res soap.HasFault) err
 	callDuration.WithLabelValues(method).Observe(time.Since(start).Seconds())
 	result := "ok"
 	switch {
+	case soap.IsSoapFault(err) || soap.IsVimFault(err):
+		result = "fault" // vCenter answered, refusing
 	case err != nil:
-		result = "error"
-	case res.Fault() != nil:
-		result = "fault"
+		result = "error" // no answer: the connection, TLS, a timeout
 	}
 	calls.WithLabelValues(method, result).Inc()
 	return err
