@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/events/eventstest"
@@ -46,17 +45,10 @@ func TestMetricsCountReconciles(t *testing.T) {
 	}
 	waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 1 })
 	deadline := time.Now().Add(30 * time.Second)
-	for {
-		// The sample after start may come before the consumer exists: the next one sees it.
-		n, err := testutil.GatherAndCount(reg, "vmop_consumer_pending", "vmop_reconcile_queue_depth")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 2 {
-			break
-		}
+	// The sample at start may come before the consumer exists: the next one sees it.
+	for got := reconciled(t, reg); got["queue_depth"] == 0 || got["consumer_pending"] == 0; got = reconciled(t, reg) {
 		if time.Now().After(deadline) {
-			t.Fatalf("consumer lag and queue depth not sampled: %d series", n)
+			t.Fatalf("consumer lag and queue depth not sampled: %v", got)
 		}
 		time.Sleep(50 * time.Millisecond) // poll interval of a condition with a deadline
 	}
@@ -64,12 +56,15 @@ func TestMetricsCountReconciles(t *testing.T) {
 	for k, v := range before {
 		got[k] -= v
 	}
+	delete(got, "queue_depth")
+	delete(got, "consumer_pending")
 	if want := map[string]float64{"error": 1, "success": 1, "timed": 2}; !maps.Equal(got, want) {
 		t.Errorf("reconciles counted %v, want %v", got, want)
 	}
 }
 
-// reconciled is placement's reconciles of VMs counted by result, and how many were timed.
+// reconciled is placement's reconciles of VMs counted by result, how many were timed,
+// and whether its queue depth and consumer lag were sampled.
 func reconciled(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	t.Helper()
 	got := map[string]float64{}
@@ -83,10 +78,19 @@ func reconciled(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["service"] != "placement" || labels["kind"] != "virtualmachines" {
+			if labels["service"] != "placement" {
 				continue
 			}
 			switch f.GetName() {
+			case "vmop_consumer_pending":
+				got["consumer_pending"] = 1 // sampled
+			}
+			if labels["kind"] != "virtualmachines" {
+				continue
+			}
+			switch f.GetName() {
+			case "vmop_reconcile_queue_depth":
+				got["queue_depth"] = 1 // sampled
 			case "vmop_reconciles_total":
 				got[labels["result"]] = m.GetCounter().GetValue()
 			case "vmop_reconcile_duration_seconds":
