@@ -5,7 +5,7 @@ ALL     := $(addsuffix /...,$(MODULES))
 .PHONY: run test bench fuzz vet tidy generate
 
 run: ## everything in one process: embedded NATS, vcsim, services, API (https://127.0.0.1:8080)
-	go run ./stack
+	VMOP_METRICS_ADDR=$${VMOP_METRICS_ADDR-127.0.0.1:9090} go run ./stack
 
 # The stack's end-to-end tests run without -race: nats-server and vcsim have data races of
 # their own (stream update vs consumer create; vcsim VM registration) that fail them. So do

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -34,26 +35,26 @@ type config struct {
 	// GuestPoll (VMOP_GUEST_POLL, a Go duration, default 10s) is how often network reads
 	// the guests of all VMs again for what they report (addresses, VMware Tools).
 	GuestPoll time.Duration
+	// MetricsAddr (VMOP_METRICS_ADDR) is where the services' /metrics and /healthz are
+	// served; "" serves none.
+	MetricsAddr string
 }
 
-func loadConfig(getenv func(string) string) (config, error) {
-	or := func(key, def string) string {
-		if v := getenv(key); v != "" {
-			return v
-		}
-		return def
-	}
+// loadConfig reads the settings (settings.go: their defaults and meanings) from getenv.
+func loadConfig(lookup func(string) string) (config, error) {
+	getenv := withDefaults(lookup)
 	c := config{
-		Addr:            or("VMOP_ADDR", "127.0.0.1:8080"),
-		Data:            or("VMOP_DATA", ".vmop"),
-		NATSAddr:        or("VMOP_NATS_ADDR", "127.0.0.1:4222"),
-		VCSimAddr:       or("VMOP_VCSIM_ADDR", "127.0.0.1:8989"),
+		Addr:            getenv("VMOP_ADDR"),
+		Data:            getenv("VMOP_DATA"),
+		NATSAddr:        getenv("VMOP_NATS_ADDR"),
+		VCSimAddr:       getenv("VMOP_VCSIM_ADDR"),
 		NATSURL:         getenv("VMOP_NATS_URL"),
 		NATSCreds:       getenv("VMOP_NATS_CREDS"),
 		NATSCA:          getenv("VMOP_NATS_CA"),
 		VCenterURL:      getenv("VMOP_VCENTER_URL"),
-		VCenterUser:     or("VMOP_VCENTER_USER", "admin"),
+		VCenterUser:     getenv("VMOP_VCENTER_USER"),
 		VCenterPassword: getenv("VMOP_VCENTER_PASSWORD"), // or _FILE, or the default: loadVCenter
+		MetricsAddr:     getenv("VMOP_METRICS_ADDR"),
 	}
 	if err := c.loadVCenter(getenv); err != nil {
 		return c, err
@@ -89,6 +90,6 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("VMOP_DATA: %w", err)
 	}
 	c.Data = abs
-	c.TokensFile = or("VMOP_TOKENS_FILE", filepath.Join(c.Data, "tokens.yaml"))
+	c.TokensFile = cmp.Or(getenv("VMOP_TOKENS_FILE"), filepath.Join(c.Data, "tokens.yaml"))
 	return c, nil
 }

@@ -11,7 +11,7 @@ func TestTrySoftTimeoutConfig(t *testing.T) {
 		want    time.Duration
 		wantErr bool
 	}{
-		{env: "", want: 0}, // the power service's own five minutes
+		{env: "", want: 5 * time.Minute}, // the settings table's default
 		{env: "30s", want: 30 * time.Second},
 		{env: "soon", wantErr: true},
 		{env: "-1m", wantErr: true},

@@ -73,7 +73,7 @@ func TestMaxWatchesPerUserConfig(t *testing.T) {
 		env     string
 		want    int
 		wantErr bool
-	}{{"", 0, false}, {"5", 5, false}, {"0", 0, true}, {"many", 0, true}} {
+	}{{"", 100, false}, {"5", 5, false}, {"0", 0, true}, {"many", 0, true}} {
 		c, err := loadConfig(func(k string) string {
 			if k == "VMOP_MAX_WATCHES_PER_USER" {
 				return tt.env

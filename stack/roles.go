@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi"
 
@@ -80,7 +81,21 @@ func roleFor(name string) (func(context.Context, config) error, bool) {
 	if !ok {
 		return nil, false
 	}
-	return func(ctx context.Context, c config) error { return withNATS(ctx, c, name, withVCenter(f, c)) }, true
+	return func(ctx context.Context, c config) error {
+		return withNATS(ctx, c, name, withMetrics(c, withVCenter(f, c)))
+	}, true
+}
+
+// withMetrics serves VMOP_METRICS_ADDR while f runs.
+func withMetrics(c config, f jsFunc) jsFunc {
+	return func(ctx context.Context, js jetstream.JetStream) error {
+		stop, err := startMetrics(c.MetricsAddr, []*nats.Conn{js.Conn()})
+		if err != nil {
+			return err
+		}
+		defer stop()
+		return f(ctx, js)
+	}
 }
 
 // withNATS connects to VMOP_NATS_URL (roles other than "all" need an outside NATS) with
@@ -131,6 +146,15 @@ func runAll(ctx context.Context, c config) error {
 		return err
 	}
 	defer closeConns()
+	var ncs []*nats.Conn
+	for _, js := range conns {
+		ncs = append(ncs, js.Conn())
+	}
+	stopMetrics, err := startMetrics(c.MetricsAddr, ncs)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	errc := make(chan error, len(parts))
 	for name, p := range parts {
 		go func() { errc <- p(ctx, conns[name]) }()

@@ -66,3 +66,14 @@ func (q *KeyedQueue) next(key string) func() {
 	q.backlog[key] = waiting[1:]
 	return job
 }
+
+// Len is how many jobs run or wait (the queue's depth).
+func (q *KeyedQueue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, waiting := range q.backlog {
+		n += 1 + len(waiting)
+	}
+	return n
+}

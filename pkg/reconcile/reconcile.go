@@ -101,7 +101,7 @@ func Run(ctx context.Context, js jetstream.JetStream, cfg Config, f Func) error 
 	l := &loop{js: js, cfg: cfg, f: f, q: events.NewKeyedQueue(max(cfg.Workers, 1))}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	parts := []func(context.Context) error{l.consumeSpecs}
+	parts := []func(context.Context) error{l.consumeSpecs, l.sample}
 	if len(cfg.Inputs) > 0 {
 		parts = append(parts, l.consumeInputs)
 	}

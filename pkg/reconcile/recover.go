@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"time"
 )
 
 // call runs f on o unless o is paused (then f must not act: see paused), turning f's
@@ -14,6 +15,7 @@ func call(ctx context.Context, cfg Config, f Func, o Object) (res Result, err er
 	if by := pausedBy(o.Meta); by != "" {
 		return paused(cfg, o, by)
 	}
+	defer observeReconcile(cfg.Service, o.Ref.Plural, time.Now(), &err)
 	defer func() {
 		if r := recover(); r != nil {
 			cfg.Logger.Error("reconcile panicked", "service", cfg.Service, "object", o.Ref.String(), "panic", fmt.Sprint(r),

@@ -51,7 +51,7 @@ func connect(ctx context.Context, e Endpoint, now func() time.Time) (*govmomi.Cl
 		return nil, connectError(e.URL.Host, err)
 	}
 	rl := &relogin{soap: sc, user: e.URL.User, manager: *vc.ServiceContent.SessionManager, gate: loginGate{now: now}}
-	vc.RoundTripper = keepalive.NewHandlerSOAP(rl, keepaliveIdle, nil)
+	vc.RoundTripper = keepalive.NewHandlerSOAP(measureCalls{rl}, keepaliveIdle, nil)
 	c := &govmomi.Client{Client: vc, SessionManager: session.NewManager(vc)}
 	if err := c.Login(ctx, e.URL.User); err != nil {
 		return nil, fmt.Errorf("log in to vCenter %s: %w", e.URL.Host, err)

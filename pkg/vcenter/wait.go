@@ -37,8 +37,10 @@ func WaitTask(ctx context.Context, t *object.Task) (*types.TaskInfo, error) {
 		}
 		switch mt.Info.State {
 		case types.TaskInfoStateSuccess:
+			observeTask(&mt.Info)
 			return &mt.Info, nil
 		case types.TaskInfoStateError:
+			observeTask(&mt.Info)
 			return &mt.Info, task.Error{LocalizedMethodFault: mt.Info.Error, Description: mt.Info.Description}
 		}
 		timer := time.NewTimer(delay)

@@ -89,6 +89,7 @@ func Run(ctx context.Context, cfg Config) error {
 		requestTimeout: cmp.Or(cfg.RequestTimeout, defaultRequestTimeout),
 		watches:        newWatchLimit(cmp.Or(cfg.MaxWatchesPerUser, defaultMaxWatchesPerUser)),
 	}
+	s.metrics = newMetrics(cfg.JetStream, rm, s.watches)
 	if cfg.TokensPath != "" {
 		go s.auth.reloadTokens(ctx, cfg.TokensPath, loaded, log)
 	}

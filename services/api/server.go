@@ -19,11 +19,12 @@ const maxBody = 3 << 20
 
 // server holds what the HTTP handlers call; nothing else.
 type server struct {
-	auth  *authenticator
-	specs *specWriter
-	rm    *readmodel.Store
-	admit *admission
-	log   *slog.Logger
+	auth    *authenticator
+	specs   *specWriter
+	rm      *readmodel.Store
+	admit   *admission
+	log     *slog.Logger
+	metrics *metrics
 
 	requestTimeout time.Duration // each request's reading and writing; each write of a watch
 	watches        *watchLimit
@@ -35,7 +36,7 @@ func (s *server) routes() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.writeError
-	e.Use(s.recoverPanics)
+	e.Use(s.measure, s.accessLog, s.recoverPanics)
 
 	e.GET("/livez", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
@@ -43,6 +44,7 @@ func (s *server) routes() *echo.Echo {
 
 	authed := e.Group("", s.authenticate)
 	authed.GET("/version", s.version)
+	authed.GET("/metrics", s.serveMetrics)
 	authed.GET("/api", s.coreVersions)
 	authed.GET("/apis", s.groups)
 	authed.GET("/openapi/v2", s.openAPIV2)

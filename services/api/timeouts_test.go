@@ -47,6 +47,9 @@ func TestWatchOutlivesTheRequestTimeout(t *testing.T) {
 		time.Sleep(2 * timeout)
 		name := "after-timeout-" + resp.Proto[len(resp.Proto)-1:]
 		body := strings.Replace(seedClass, "name: my-vm-class", "name: "+name, 1)
+		// The list's connection has been idle as long as the server's idle timeout (twice
+		// the request timeout): the server may close it just as the POST is sent on it.
+		g.client.CloseIdleConnections()
 		if code, resp := g.do("POST", classes, adminToken, body, "Content-Type", "application/yaml"); code != http.StatusCreated {
 			t.Fatalf("create: %d %s", code, resp)
 		}

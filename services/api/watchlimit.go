@@ -40,3 +40,14 @@ func (l *watchLimit) acquire(user string) (release func(), err error) {
 		})
 	}, nil
 }
+
+// total is how many watches are open, of every user.
+func (l *watchLimit) total() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, open := range l.open {
+		n += open
+	}
+	return n
+}
