@@ -59,6 +59,15 @@ type Result struct {
 	generation int64 // the generation the slice is about, when not the object's (paused)
 }
 
+// ReleasedKeeping is the Result of a service with nothing to undo for a deleted object:
+// its deletion work is done and its last report (prev, the service's own slice) stays.
+func ReleasedKeeping(prev events.Slice) Result {
+	if len(prev.Status) == 0 {
+		return Result{Released: true}
+	}
+	return Result{Status: prev.Status, Released: true}
+}
+
 // Func reconciles one object. It is called again for every change, so it must be
 // idempotent; an error is retried with backoff (events.ErrPermanent stops).
 type Func func(ctx context.Context, o Object) (Result, error)

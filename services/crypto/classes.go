@@ -25,7 +25,7 @@ type classReconciler struct {
 func (r *classReconciler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.Result, error) {
 	prev := o.Slices[model.ServiceCrypto]
 	if o.Deleting() {
-		return reconcile.Result{Status: previousStatus(prev), Released: true}, nil
+		return reconcile.ReleasedKeeping(prev), nil
 	}
 	var ec model.EncryptionClass
 	if err := json.Unmarshal(o.Spec.Body, &ec); err != nil {

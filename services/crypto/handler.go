@@ -47,7 +47,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	if o.Deleting() {
 		// Nothing to undo: placement destroys the VM. The last report stays.
 		h.generated.forget(o.Meta.UID)
-		return reconcile.Result{Status: previousStatus(prev), Released: true}, nil
+		return reconcile.ReleasedKeeping(prev), nil
 	}
 	var vm model.VirtualMachine
 	if err := json.Unmarshal(o.Spec.Body, &vm); err != nil {
@@ -185,11 +185,4 @@ func (o outcome) set(conds *reconcile.ConditionSet) {
 		}
 	}
 	conds.Set(model.ConditionEncryptionSynced, metav1.ConditionFalse, strings.Join(reasons, "And"), strings.Join(messages, " "))
-}
-
-func previousStatus(prev events.Slice) any {
-	if len(prev.Status) == 0 {
-		return nil
-	}
-	return prev.Status
 }

@@ -47,7 +47,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		if err := h.ipam.release(ctx, o.Meta.UID); err != nil {
 			return reconcile.Result{}, err
 		}
-		return reconcile.Result{Status: previousStatus(prev), Released: true}, nil
+		return reconcile.ReleasedKeeping(prev), nil
 	}
 	var vm model.VirtualMachine
 	if err := json.Unmarshal(o.Spec.Body, &vm); err != nil {
@@ -281,13 +281,6 @@ func decodeStatus(s events.Slice) model.VirtualMachineStatus {
 		_ = json.Unmarshal(s.Status, &st)
 	}
 	return st
-}
-
-func previousStatus(prev events.Slice) any {
-	if len(prev.Status) == 0 {
-		return nil
-	}
-	return prev.Status
 }
 
 func joinProblems(parts ...string) string {

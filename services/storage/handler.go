@@ -32,7 +32,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	if o.Deleting() {
 		// Placement destroys the VM and its disks; nothing here to undo. The last report
 		// stays until the object goes.
-		return reconcile.Result{Status: previousStatus(prev), Released: true}, nil
+		return reconcile.ReleasedKeeping(prev), nil
 	}
 	var vm model.VirtualMachine
 	if err := json.Unmarshal(o.Spec.Body, &vm); err != nil {
@@ -138,14 +138,6 @@ func (h *handler) storageClass(ctx context.Context, name string) (classCheck, er
 		return classCheck{model.ReasonInvalid, fmt.Sprintf("storage class %q has no parameters.%s", name, model.StoragePolicyIDParameter)}, nil
 	}
 	return classCheck{}, nil
-}
-
-// previousStatus is the status of the service's previous slice, to publish again.
-func previousStatus(prev events.Slice) any {
-	if len(prev.Status) == 0 {
-		return nil
-	}
-	return prev.Status
 }
 
 func joinMessages(parts ...string) string {

@@ -49,7 +49,7 @@ func imageLoopConfig(log *slog.Logger, plural string) reconcile.Config {
 
 func (r *imageReconciler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.Result, error) {
 	if o.Deleting() {
-		return reconcile.Result{Status: previous(o.Slices[model.ServiceStorage]), Released: true}, nil
+		return reconcile.ReleasedKeeping(o.Slices[model.ServiceStorage]), nil
 	}
 	var img struct {
 		Spec struct {
@@ -79,12 +79,4 @@ func (r *imageReconciler) notReady(o reconcile.Object, message string) reconcile
 	conds := reconcile.NewConditionSet(prev, o.Meta.Generation, r.now())
 	conds.Set(model.ConditionReady, metav1.ConditionFalse, model.ReasonNotFound, message)
 	return reconcile.Result{Status: model.VirtualMachineImageStatus{Conditions: conds.List()}}
-}
-
-// previous is the service's last status of the object, kept while it is deleted.
-func previous(s events.Slice) any {
-	if len(s.Status) == 0 {
-		return nil
-	}
-	return s.Status
 }
