@@ -12,13 +12,13 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/vmop/vmop/services/api"
+	"github.com/vmop/vmop/services/api/auth"
 )
 
 // credential is one caller the stack creates: its token exists in plain only in the
 // kubeconfig, the caller's side; the tokens file keeps its hash.
 type credential struct {
-	user  api.User
+	user  auth.User
 	token string
 }
 
@@ -33,16 +33,16 @@ func ensureCredentials(tokensPath, kubeconfig, server, caFile string) error {
 		return fmt.Errorf("tokens file: %w", err)
 	}
 	creds := []credential{
-		{user: api.User{Name: "admin", Groups: []string{api.GroupMasters}}, token: newToken()},
-		{user: api.User{Name: "user", Namespaces: []string{"default", "my-namespace"}}, token: newToken()},
+		{user: auth.User{Name: "admin", Groups: []string{auth.GroupMasters}}, token: newToken()},
+		{user: auth.User{Name: "user", Namespaces: []string{"default", "my-namespace"}}, token: newToken()},
 	}
 	// The kubeconfig first: a start that stops in between makes both again.
 	if err := writeKubeconfig(kubeconfig, server, caFile, creds); err != nil {
 		return err
 	}
-	var tf api.TokensFile
+	var tf auth.TokensFile
 	for _, c := range creds {
-		c.user.TokenHash = api.HashToken(c.token)
+		c.user.TokenHash = auth.HashToken(c.token)
 		tf.Users = append(tf.Users, c.user)
 	}
 	data, err := yaml.Marshal(tf)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vmop/vmop/services/api"
+	"github.com/vmop/vmop/services/api/auth"
 )
 
 // The first start writes the callers' tokens to the kubeconfig and only their hashes to
@@ -26,7 +27,7 @@ func TestCredentialsStoreOnlyHashes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tf, err := api.LoadTokens(tokensPath)
+	tf, err := auth.LoadTokens(tokensPath)
 	if err != nil {
 		t.Fatalf("the tokens file the stack writes: %v", err)
 	}
@@ -39,7 +40,7 @@ func TestCredentialsStoreOnlyHashes(t *testing.T) {
 	}
 	for _, u := range tf.Users {
 		token := kc.tokens[u.Name]
-		if token == "" || u.TokenHash != api.HashToken(token) {
+		if token == "" || u.TokenHash != auth.HashToken(token) {
 			t.Errorf("%s: tokenHash %q does not hash the kubeconfig's token", u.Name, u.TokenHash)
 		}
 		if strings.Contains(string(stored), token) {

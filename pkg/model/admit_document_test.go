@@ -9,7 +9,7 @@ import (
 )
 
 // admitDocument runs a raw VirtualMachine document through admission the way the gateway
-// does (services/api admission.go and admission_vm.go): decode (400), object metadata and
+// does (services/api/admission: admission.go and vm.go): decode (400), object metadata and
 // schema (422), schema defaults, typed defaulting (403) whose result goes back through
 // JSON, validation (422). old is the stored object on update, nil on create. It returns
 // the admitted object and 200, or the refusal's code and field errors.

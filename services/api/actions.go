@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/services/api/admission"
 )
 
 // KubeVirt-style actions on a VirtualMachine: PUT (or POST) …/virtualmachines/<name>/start,
@@ -125,7 +126,7 @@ func applyAction(t target, opts actionOptions, obj map[string]any) error {
 	switch t.Subresource {
 	case actionStart:
 		if opts.Paused {
-			return invalid(vmGroupKind, t.Name, field.ErrorList{field.NotSupported(field.NewPath("paused"), true, []string{"false"})})
+			return admission.Invalid(vmGroupKind, t.Name, field.ErrorList{field.NotSupported(field.NewPath("paused"), true, []string{"false"})})
 		}
 		if desired == string(model.PowerStateOn) {
 			return conflict("VM is already desired %s", model.PowerStateOn)
@@ -162,7 +163,7 @@ var vmGroupKind = schema.GroupKind{Group: model.GroupVMOperator, Kind: "VirtualM
 
 func checkGrace(name, path string, grace *int64) error {
 	if grace != nil && *grace < 0 {
-		return invalid(vmGroupKind, name, field.ErrorList{field.Invalid(field.NewPath(path), *grace, "must be 0 or more seconds")})
+		return admission.Invalid(vmGroupKind, name, field.ErrorList{field.Invalid(field.NewPath(path), *grace, "must be 0 or more seconds")})
 	}
 	return nil
 }

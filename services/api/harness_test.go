@@ -20,6 +20,7 @@ import (
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/events/eventstest"
 	"github.com/vmop/vmop/services/api"
+	"github.com/vmop/vmop/services/api/auth"
 )
 
 // Tokens of the callers every test has.
@@ -29,10 +30,10 @@ const (
 	serviceToken = "service-token"
 )
 
-var testTokens = api.TokensFile{Users: []api.User{
-	{Name: "admin", TokenHash: api.HashToken(adminToken), Groups: []string{api.GroupMasters}},
-	{Name: "user", TokenHash: api.HashToken(userToken), Namespaces: []string{"default", "my-namespace"}},
-	{Name: api.ServicePrefix + "placement", TokenHash: api.HashToken(serviceToken), Groups: []string{api.GroupServices}},
+var testTokens = auth.TokensFile{Users: []auth.User{
+	{Name: "admin", TokenHash: auth.HashToken(adminToken), Groups: []string{auth.GroupMasters}},
+	{Name: "user", TokenHash: auth.HashToken(userToken), Namespaces: []string{"default", "my-namespace"}},
+	{Name: auth.ServicePrefix + "placement", TokenHash: auth.HashToken(serviceToken), Groups: []string{auth.GroupServices}},
 }}
 
 // seedNamespaces are the objects every gateway under test starts with.

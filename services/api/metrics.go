@@ -83,7 +83,7 @@ func requestVerb(c echo.Context) (verb, resource string) {
 
 // serveMetrics answers privileged users only: the metrics tell what the cluster holds.
 func (s *server) serveMetrics(c echo.Context) error {
-	if !s.auth.privileged(userOf(c)) {
+	if !s.auth.Privileged(userOf(c)) {
 		return apierrors.NewForbidden(schema.GroupResource{}, "", fmt.Errorf("User %q cannot get path \"/metrics\": only privileged users may", userOf(c).Name))
 	}
 	promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP(c.Response(), c.Request())

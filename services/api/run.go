@@ -17,6 +17,11 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/services/api/admission"
+	"github.com/vmop/vmop/services/api/announce"
+	"github.com/vmop/vmop/services/api/auth"
+	"github.com/vmop/vmop/services/api/finalize"
 	"github.com/vmop/vmop/services/api/readmodel"
 )
 
@@ -26,7 +31,7 @@ type Config struct {
 	Addr     string
 	DataDir  string // holds the read model
 	Certs    Certificates
-	Tokens   TokensFile // the callers, when TokensPath is ""
+	Tokens   auth.TokensFile // the callers, when TokensPath is ""
 	// TokensPath is the tokens file: read at start and again whenever it changes.
 	TokensPath      string
 	PrivilegedUsers []string
@@ -43,6 +48,10 @@ type Config struct {
 	MaxWatchesPerUser int
 }
 
+// NamespaceSettings are the per-namespace settings of api-rules §0.4; for now one set
+// applies to every namespace.
+type NamespaceSettings = model.NamespaceSettings
+
 // Defaults of Config's bounds.
 const (
 	defaultRequestTimeout    = 60 * time.Second
@@ -58,7 +67,7 @@ func Run(ctx context.Context, cfg Config) error {
 	tokens, loaded := cfg.Tokens, []byte(nil)
 	if cfg.TokensPath != "" { // first: a tokens file that cannot be used stops the start
 		var err error
-		if tokens, loaded, err = loadTokensFile(cfg.TokensPath); err != nil {
+		if tokens, loaded, err = auth.LoadTokensFile(cfg.TokensPath); err != nil {
 			return err
 		}
 	}
@@ -79,11 +88,12 @@ func Run(ctx context.Context, cfg Config) error {
 	go func() { cancel(rm.Fold(ctx, cfg.JetStream)) }()
 
 	specs := &specWriter{js: cfg.JetStream}
+	authn := auth.NewAuthenticator(tokens, cfg.PrivilegedUsers)
 	s := &server{
-		auth:  newAuthenticator(tokens, cfg.PrivilegedUsers),
+		auth:  authn,
 		specs: specs,
 		rm:    rm,
-		admit: newAdmission(rm, cfg.Namespaces),
+		admit: admission.New(rm, cfg.Namespaces),
 		log:   log,
 
 		requestTimeout: cmp.Or(cfg.RequestTimeout, defaultRequestTimeout),
@@ -91,10 +101,10 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	s.metrics = newMetrics(cfg.JetStream, rm, s.watches)
 	if cfg.TokensPath != "" {
-		go s.auth.reloadTokens(ctx, cfg.TokensPath, loaded, log)
+		go authn.ReloadTokens(ctx, cfg.TokensPath, loaded, log)
 	}
-	(&finalizer{specs: specs, rm: rm, log: log}).run(ctx)
-	defer startAnnouncer(ctx, cancel, cfg.JetStream, rm, cfg.DataDir, log)()
+	finalize.Start(ctx, specs, rm, log)
+	defer announce.Start(ctx, cancel, cfg.JetStream, rm, cfg.DataDir, log)()
 	go func() {
 		if err := s.seed(ctx, cfg.Seed); err != nil {
 			cancel(fmt.Errorf("seed inventory: %w", err))

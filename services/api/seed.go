@@ -9,10 +9,12 @@ import (
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/services/api/admission"
+	"github.com/vmop/vmop/services/api/auth"
 )
 
 // seedUser is the identity under which the gateway ensures the seeded inventory.
-var seedUser = User{Name: ServicePrefix + "api", Groups: []string{GroupServices}}
+var seedUser = auth.User{Name: auth.ServicePrefix + "api", Groups: []string{auth.GroupServices}}
 
 // seed creates each object that does not exist yet, through normal admission, in order
 // (namespaces come first); a user's later changes are kept, a deleted seed object comes
@@ -49,7 +51,7 @@ func (s *server) ensure(ctx context.Context, t target, obj map[string]any) error
 	if _, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name); err == nil {
 		return nil
 	}
-	r := &admitRequest{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, User: seedUser,
+	r := &admission.Request{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, User: seedUser,
 		Privileged: true, FieldValidation: "Strict"}
 	seq, err := s.createObject(ctx, t, r)
 	if apierrors.IsAlreadyExists(err) {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vmop/vmop/services/api/admission"
 	"github.com/vmop/vmop/services/api/readmodel"
 )
 
@@ -19,15 +21,20 @@ const maxBody = 3 << 20
 
 // server holds what the HTTP handlers call; nothing else.
 type server struct {
-	auth    *authenticator
+	auth    authority
 	specs   *specWriter
 	rm      *readmodel.Store
-	admit   *admission
+	admit   admitter
 	log     *slog.Logger
 	metrics *metrics
 
 	requestTimeout time.Duration // each request's reading and writing; each write of a watch
 	watches        *watchLimit
+}
+
+// admitter is admission as the handlers of writes use it.
+type admitter interface {
+	Admit(ctx context.Context, r *admission.Request) error
 }
 
 // routes builds the echo instance: discovery and OpenAPI, health, and every resource

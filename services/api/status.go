@@ -13,17 +13,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/services/api/auth"
 )
-
-// ServicePrefix starts the user name of every service identity: vmop:service:<name>.
-const ServicePrefix = "vmop:service:"
 
 // writeStatus lets a service identity replace its own status slice over REST; only the
 // body's status is used (api-rules §1). Services normally publish slices on NATS directly.
 func (s *server) writeStatus(c echo.Context, t target, obj map[string]any) error {
 	u := userOf(c)
-	service, ok := strings.CutPrefix(u.Name, ServicePrefix)
-	if !ok || !slices.Contains(u.Groups, GroupServices) {
+	service, ok := strings.CutPrefix(u.Name, auth.ServicePrefix)
+	if !ok || !slices.Contains(u.Groups, auth.GroupServices) {
 		return apierrors.NewForbidden(t.gr(), t.Name, fmt.Errorf("only vmop services write status"))
 	}
 	ctx := c.Request().Context()

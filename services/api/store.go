@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/model"
 )
 
 // specWriter appends desired state to SPECS. The append is the change event; compare-and-
@@ -66,4 +67,14 @@ func (w *specWriter) append(ctx context.Context, t target, op string, obj map[st
 		return 0, fmt.Errorf("append spec of %s: %w", t.ref(), err)
 	}
 	return seq, nil
+}
+
+// Remove ends an object's life for the finalizer: its tombstone, if the subject is still at
+// expect, then its status slices purged.
+func (w *specWriter) Remove(ctx context.Context, k model.Kind, namespace, name string, obj map[string]any, expect uint64) error {
+	t := target{Kind: k, Namespace: namespace, Name: name}
+	if _, err := w.append(ctx, t, events.OpDelete, obj, expect); err != nil {
+		return err
+	}
+	return events.PurgeStatus(ctx, w.js, t.ref())
 }

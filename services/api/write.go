@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/services/api/admission"
 )
 
 func (s *server) create(c echo.Context, t target) error {
@@ -28,8 +29,8 @@ func (s *server) create(c echo.Context, t target) error {
 	if err != nil {
 		return err
 	}
-	r := &admitRequest{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, User: userOf(c),
-		Privileged: s.auth.privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: dry,
+	r := &admission.Request{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, User: userOf(c),
+		Privileged: s.auth.Privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: dry,
 		Unknown: t.toHub(obj), FieldPaths: t.fieldPaths()}
 	seq, err := s.createObject(c.Request().Context(), t, r)
 	setWarnings(c, r.Warnings)
@@ -44,13 +45,13 @@ func (s *server) create(c echo.Context, t target) error {
 
 // createObject admits r.Obj as a new object and appends it; the returned sequence is the
 // object's first record (0 on a dry run).
-func (s *server) createObject(ctx context.Context, t target, r *admitRequest) (uint64, error) {
+func (s *server) createObject(ctx context.Context, t target, r *admission.Request) (uint64, error) {
 	if t.Kind.Namespaced {
 		if _, err := s.rm.Get("namespaces", "", t.Namespace); err != nil {
 			return 0, notFound(namespaceTarget(t.Namespace).gr(), t.Namespace)
 		}
 	}
-	if err := s.admit.admit(ctx, r); err != nil {
+	if err := s.admit.Admit(ctx, r); err != nil {
 		return 0, err
 	}
 	rec, _, found, err := s.specs.live(ctx, t)
@@ -159,10 +160,10 @@ func (s *server) replaceAs(c echo.Context, t target, obj map[string]any, dry boo
 		}
 	}
 	t.restore(obj, old)
-	r := &admitRequest{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, Old: old, User: userOf(c),
-		Privileged: s.auth.privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: dry,
+	r := &admission.Request{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, Old: old, User: userOf(c),
+		Privileged: s.auth.Privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: dry,
 		Unknown: unknown, FieldPaths: t.fieldPaths()}
-	if err := s.admit.admit(ctx, r); err != nil {
+	if err := s.admit.Admit(ctx, r); err != nil {
 		return err
 	}
 	setWarnings(c, r.Warnings)

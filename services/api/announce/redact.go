@@ -1,4 +1,4 @@
-package api
+package announce
 
 import (
 	"encoding/json"

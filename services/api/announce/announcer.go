@@ -1,4 +1,6 @@
-package api
+// Package announce publishes on EVENTS, as CloudEvents for outside systems, what happens
+// to VirtualMachines, following the read model's change stream.
+package announce
 
 import (
 	"context"
@@ -30,6 +32,13 @@ const (
 	announcePublishTimeout = 5 * time.Second
 )
 
+// Changes is the read model as the announcer follows it.
+type Changes interface {
+	WaitCaughtUp(ctx context.Context) error
+	Epoch() string
+	Watch(ctx context.Context, o readmodel.WatchOptions) (<-chan readmodel.Change, error)
+}
+
 // announcer publishes on EVENTS, as CloudEvents for outside systems, what happens to
 // VirtualMachines: it follows the read model's change stream and compares each object
 // with what it announced about it before (see [announce]).
@@ -41,7 +50,7 @@ const (
 // window drops, as it drops the same events published by another gateway replica.
 type announcer struct {
 	js    jetstream.JetStream
-	rm    *readmodel.Store
+	rm    Changes
 	state *announcerState
 	log   *slog.Logger
 
@@ -52,9 +61,10 @@ type announcer struct {
 	adopt bool
 }
 
-// startAnnouncer runs the announcer until ctx ends; a failure to keep its state cancels
-// the gateway with that cause. The returned func cancels it and waits until it stopped.
-func startAnnouncer(ctx context.Context, cancel context.CancelCauseFunc, js jetstream.JetStream, rm *readmodel.Store, dataDir string, log *slog.Logger) (stop func()) {
+// Start runs the announcer until ctx ends, keeping its state in dataDir; a failure to keep
+// its state cancels the gateway with that cause. The returned func cancels it and waits
+// until it stopped.
+func Start(ctx context.Context, cancel context.CancelCauseFunc, js jetstream.JetStream, rm Changes, dataDir string, log *slog.Logger) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -68,7 +78,7 @@ func startAnnouncer(ctx context.Context, cancel context.CancelCauseFunc, js jets
 	}
 }
 
-func runAnnouncer(ctx context.Context, js jetstream.JetStream, rm *readmodel.Store, path string, log *slog.Logger) error {
+func runAnnouncer(ctx context.Context, js jetstream.JetStream, rm Changes, path string, log *slog.Logger) error {
 	state, err := openAnnouncerState(path)
 	if err != nil {
 		return err

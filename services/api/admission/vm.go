@@ -1,4 +1,4 @@
-package api
+package admission
 
 import (
 	"context"
@@ -11,35 +11,39 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/services/api/auth"
 	"github.com/vmop/vmop/services/api/readmodel"
 )
 
 // BuildVersion is the gateway's build, stamped into created-at annotations (D2).
 var BuildVersion = "dev"
 
-// NamespaceSettings are the per-namespace settings of api-rules §0.4; for now one set
-// applies to every namespace.
-type NamespaceSettings = model.NamespaceSettings
+// Reader is the read model as admission's rules consult it.
+type Reader interface {
+	Get(plural, namespace, name string) (readmodel.Object, error)
+	List(o readmodel.ListOptions) (readmodel.ListResult, error)
+}
 
-func newAdmission(rm *readmodel.Store, ns NamespaceSettings) *admission {
+// New is the admission of every kind; rules that look at other objects read them from rm.
+func New(rm Reader, ns model.NamespaceSettings) *Admission {
 	vm := &vmAdmission{rm: rm, ns: ns}
 	defaulters, validators := kindRules()
 	defaulters["VirtualMachine"], validators["VirtualMachine"] = vm.defaults, vm.validate
 	deleting := map[string]validator{"VirtualMachine": vm.validateDeleting}
-	return &admission{defaulters: defaulters, validators: validators, deleting: deleting}
+	return &Admission{defaulters: defaulters, validators: validators, deleting: deleting}
 }
 
 // vmAdmission runs the model's VirtualMachine rules on typed objects.
 type vmAdmission struct {
-	rm *readmodel.Store
-	ns NamespaceSettings
+	rm Reader
+	ns model.NamespaceSettings
 }
 
-func (a *vmAdmission) env(r *admitRequest) model.VMEnv {
+func (a *vmAdmission) env(r *Request) model.VMEnv {
 	env := model.VMEnv{
 		Privileged:      r.Privileged,
 		ServiceIdentity: isService(r.User),
-		UpgradeExempt:   isService(r.User) || slices.Contains(r.User.Groups, GroupMasters),
+		UpgradeExempt:   isService(r.User) || slices.Contains(r.User.Groups, auth.GroupMasters),
 		BuildVersion:    BuildVersion,
 		Now:             time.Now,
 		NewUUID:         uuid.NewString,
@@ -59,7 +63,7 @@ func (a *vmAdmission) env(r *admitRequest) model.VMEnv {
 
 // defaults decodes the objects into typed VirtualMachines, applies the model's rules and
 // encodes the result back into the request.
-func (a *vmAdmission) defaults(_ context.Context, r *admitRequest) *field.Error {
+func (a *vmAdmission) defaults(_ context.Context, r *Request) *field.Error {
 	vm, old, err := typedVMs(r)
 	if err != nil {
 		return field.Invalid(field.NewPath("spec"), nil, err.Error())
@@ -77,7 +81,7 @@ func (a *vmAdmission) defaults(_ context.Context, r *admitRequest) *field.Error 
 	return nil
 }
 
-func (a *vmAdmission) validate(_ context.Context, r *admitRequest) field.ErrorList {
+func (a *vmAdmission) validate(_ context.Context, r *Request) field.ErrorList {
 	vm, old, err := typedVMs(r)
 	if err != nil {
 		return field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
@@ -86,7 +90,7 @@ func (a *vmAdmission) validate(_ context.Context, r *admitRequest) field.ErrorLi
 }
 
 // validateDeleting is stage 3 for an update of a VM being deleted: the rules deletion obeys.
-func (a *vmAdmission) validateDeleting(_ context.Context, r *admitRequest) field.ErrorList {
+func (a *vmAdmission) validateDeleting(_ context.Context, r *Request) field.ErrorList {
 	vm, old, err := typedVMs(r)
 	if err != nil {
 		return field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
@@ -94,7 +98,7 @@ func (a *vmAdmission) validateDeleting(_ context.Context, r *admitRequest) field
 	return model.ValidateDeletingVirtualMachine(vm, old, a.env(r))
 }
 
-func typedVMs(r *admitRequest) (vm, old *model.VirtualMachine, err error) {
+func typedVMs(r *Request) (vm, old *model.VirtualMachine, err error) {
 	vm = new(model.VirtualMachine)
 	if err := remarshal(r.Obj, vm); err != nil {
 		return nil, nil, err
@@ -108,7 +112,7 @@ func typedVMs(r *admitRequest) (vm, old *model.VirtualMachine, err error) {
 	return vm, old, nil
 }
 
-func isService(u User) bool { return slices.Contains(u.Groups, GroupServices) }
+func isService(u auth.User) bool { return slices.Contains(u.Groups, auth.GroupServices) }
 
 func remarshal(in, out any) error {
 	b, err := json.Marshal(in)

@@ -1,4 +1,4 @@
-package api
+package auth
 
 import (
 	"bytes"
@@ -14,9 +14,9 @@ import (
 // (an editor's rename, a mounted Secret's symlink swap).
 const tokensPollInterval = 2 * time.Second
 
-// loadTokensFile reads the tokens file at start; a file that cannot be used stops the
-// gateway with the reason.
-func loadTokensFile(path string) (TokensFile, []byte, error) {
+// LoadTokensFile reads the tokens file at start, returning its content too (what
+// ReloadTokens compares with); a file that cannot be used stops the gateway with the reason.
+func LoadTokensFile(path string) (TokensFile, []byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return TokensFile{}, nil, fmt.Errorf("read tokens file: %w", err)
@@ -28,10 +28,10 @@ func loadTokensFile(path string) (TokensFile, []byte, error) {
 	return tf, data, nil
 }
 
-// reloadTokens replaces the users whenever the file's content changes, without a
+// ReloadTokens replaces the users whenever the file's content changes, without a
 // restart. A changed file that is refused (a duplicate, a plain token, bad YAML) leaves
 // the previous users in place and is logged, as is a file that cannot be read.
-func (a *authenticator) reloadTokens(ctx context.Context, path string, loaded []byte, log *slog.Logger) {
+func (a *Authenticator) ReloadTokens(ctx context.Context, path string, loaded []byte, log *slog.Logger) {
 	last, lastErr := loaded, ""
 	tick := time.NewTicker(tokensPollInterval)
 	defer tick.Stop()

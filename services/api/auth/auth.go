@@ -1,4 +1,7 @@
-package api
+// Package auth is who may call the gateway and what they may do: callers and their tokens
+// (a tokens file of hashes, reloaded when it changes), authentication of bearer tokens,
+// privilege, and the authorization rules of api-rules §0.3 and §1.
+package auth
 
 import (
 	"crypto/sha256"
@@ -16,6 +19,9 @@ const (
 	GroupMasters  = "system:masters" // privileged, may do everything
 	GroupServices = "vmop:services"  // our own services: privileged and service identities
 )
+
+// ServicePrefix starts the user name of every service identity: vmop:service:<name>.
+const ServicePrefix = "vmop:service:"
 
 // User is an authenticated caller.
 type User struct {
@@ -43,7 +49,7 @@ func HashToken(token string) string {
 
 // LoadTokens reads and checks a tokens file (YAML or JSON).
 func LoadTokens(path string) (TokensFile, error) {
-	tf, _, err := loadTokensFile(path)
+	tf, _, err := LoadTokensFile(path)
 	return tf, err
 }
 
@@ -88,21 +94,22 @@ func validTokenHash(h string) bool {
 	return ok && len(digits) == 2*sha256.Size && err == nil && strings.ToLower(digits) == digits
 }
 
-// authenticator maps bearer tokens to users and decides privilege. Its users are
-// replaced whole when the tokens file changes.
-type authenticator struct {
+// Authenticator maps bearer tokens to users and decides privilege and access. Its users
+// are replaced whole when the tokens file changes.
+type Authenticator struct {
 	users           atomic.Pointer[map[string]User] // by token hash
 	privilegedUsers []string                        // user names privileged by configuration (api-rules §0.3)
 }
 
-func newAuthenticator(tf TokensFile, privilegedUsers []string) *authenticator {
-	a := &authenticator{privilegedUsers: privilegedUsers}
+// NewAuthenticator knows the users of tf; privilegedUsers are privileged by name.
+func NewAuthenticator(tf TokensFile, privilegedUsers []string) *Authenticator {
+	a := &Authenticator{privilegedUsers: privilegedUsers}
 	a.set(tf)
 	return a
 }
 
 // set replaces the users.
-func (a *authenticator) set(tf TokensFile) {
+func (a *Authenticator) set(tf TokensFile) {
 	users := make(map[string]User, len(tf.Users))
 	for _, u := range tf.Users {
 		users[u.TokenHash] = u
@@ -110,7 +117,8 @@ func (a *authenticator) set(tf TokensFile) {
 	a.users.Store(&users)
 }
 
-func (a *authenticator) authenticate(header string) (User, bool) {
+// Authenticate maps an Authorization header ("Bearer <token>") to its user.
+func (a *Authenticator) Authenticate(header string) (User, bool) {
 	token, ok := strings.CutPrefix(header, "Bearer ")
 	if !ok || token == "" {
 		return User{}, false
@@ -119,12 +127,13 @@ func (a *authenticator) authenticate(header string) (User, bool) {
 	return u, ok
 }
 
-func (a *authenticator) privileged(u User) bool {
+// Privileged callers may do everything.
+func (a *Authenticator) Privileged(u User) bool {
 	return slices.Contains(u.Groups, GroupMasters) || slices.Contains(u.Groups, GroupServices) ||
 		slices.Contains(a.privilegedUsers, u.Name)
 }
 
 // mayAccessNamespace: ordinary users work only in the namespaces granted to them.
-func (a *authenticator) mayAccessNamespace(u User, ns string) bool {
-	return a.privileged(u) || slices.Contains(u.Namespaces, ns)
+func (a *Authenticator) mayAccessNamespace(u User, ns string) bool {
+	return a.Privileged(u) || slices.Contains(u.Namespaces, ns)
 }

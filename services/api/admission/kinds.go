@@ -1,4 +1,4 @@
-package api
+package admission
 
 import (
 	"bytes"
@@ -19,37 +19,37 @@ import (
 // kinds have none beyond their schema and the privileged-write check of authorization.
 func kindRules() (map[string]defaulter, map[string]validator) {
 	defaulters := map[string]defaulter{
-		"VirtualMachineClass": typedDefaulter(func(_ *admitRequest, c, old *model.VirtualMachineClass) *field.Error {
+		"VirtualMachineClass": typedDefaulter(func(_ *Request, c, old *model.VirtualMachineClass) *field.Error {
 			return model.DefaultVirtualMachineClass(c, old)
 		}),
-		"VirtualMachineGroup": typedDefaulter(func(r *admitRequest, g, old *model.VirtualMachineGroup) *field.Error {
+		"VirtualMachineGroup": typedDefaulter(func(r *Request, g, old *model.VirtualMachineGroup) *field.Error {
 			return model.DefaultVirtualMachineGroup(g, old, groupEnv(r))
 		}),
-		"Secret": typedDefaulter(func(_ *admitRequest, sec, old *model.Secret) *field.Error {
+		"Secret": typedDefaulter(func(_ *Request, sec, old *model.Secret) *field.Error {
 			return model.DefaultSecret(sec, old)
 		}),
 	}
 	validators := map[string]validator{
-		"Secret": typedValidator(func(_ *admitRequest, sec, old *model.Secret) field.ErrorList {
+		"Secret": typedValidator(func(_ *Request, sec, old *model.Secret) field.ErrorList {
 			return model.ValidateSecret(sec, old)
 		}),
-		"ConfigMap": typedValidator(func(_ *admitRequest, c, old *model.ConfigMap) field.ErrorList {
+		"ConfigMap": typedValidator(func(_ *Request, c, old *model.ConfigMap) field.ErrorList {
 			return model.ValidateConfigMap(c, old)
 		}),
-		"VirtualMachineClass": typedValidator(func(_ *admitRequest, c, old *model.VirtualMachineClass) field.ErrorList {
+		"VirtualMachineClass": typedValidator(func(_ *Request, c, old *model.VirtualMachineClass) field.ErrorList {
 			return model.ValidateVirtualMachineClass(c, old)
 		}),
-		"VirtualMachineGroup": typedValidator(func(r *admitRequest, g, old *model.VirtualMachineGroup) field.ErrorList {
+		"VirtualMachineGroup": typedValidator(func(r *Request, g, old *model.VirtualMachineGroup) field.ErrorList {
 			return model.ValidateVirtualMachineGroup(g, old, groupEnv(r))
 		}),
-		"EncryptionClass": typedValidator(func(_ *admitRequest, c, old *model.EncryptionClass) field.ErrorList {
+		"EncryptionClass": typedValidator(func(_ *Request, c, old *model.EncryptionClass) field.ErrorList {
 			return model.ValidateEncryptionClass(c, old)
 		}),
 	}
 	return defaulters, validators
 }
 
-func groupEnv(r *admitRequest) model.GroupEnv {
+func groupEnv(r *Request) model.GroupEnv {
 	return model.GroupEnv{Privileged: r.Privileged, Now: time.Now}
 }
 
@@ -57,8 +57,8 @@ func groupEnv(r *admitRequest) model.GroupEnv {
 // The result replaces r.Obj only when the rule changed something, so an object that needs
 // no defaulting keeps the client's spelling (quantities, explicit zeroes) and re-submitting
 // a stored object stays a no-op.
-func typedDefaulter[T any](rule func(r *admitRequest, obj, old *T) *field.Error) defaulter {
-	return func(_ context.Context, r *admitRequest) *field.Error {
+func typedDefaulter[T any](rule func(r *Request, obj, old *T) *field.Error) defaulter {
+	return func(_ context.Context, r *Request) *field.Error {
 		obj, old, err := typedObjects[T](r)
 		if err != nil {
 			return nil // not decodable: nothing to default; the validator reports it (422)
@@ -89,8 +89,8 @@ func typedDefaulter[T any](rule func(r *admitRequest, obj, old *T) *field.Error)
 }
 
 // typedValidator runs a model validation function on the request's objects decoded as T.
-func typedValidator[T any](rule func(r *admitRequest, obj, old *T) field.ErrorList) validator {
-	return func(_ context.Context, r *admitRequest) field.ErrorList {
+func typedValidator[T any](rule func(r *Request, obj, old *T) field.ErrorList) validator {
+	return func(_ context.Context, r *Request) field.ErrorList {
 		obj, old, err := typedObjects[T](r)
 		if err != nil {
 			// The schema has no format for every Go type (e.g. durations).
@@ -101,7 +101,7 @@ func typedValidator[T any](rule func(r *admitRequest, obj, old *T) field.ErrorLi
 }
 
 // typedObjects decodes the request's object and, on update, the stored one.
-func typedObjects[T any](r *admitRequest) (obj, old *T, err error) {
+func typedObjects[T any](r *Request) (obj, old *T, err error) {
 	obj = new(T)
 	if err := remarshal(r.Obj, obj); err != nil {
 		return nil, nil, fmt.Errorf("cannot decode the object: %w", err)

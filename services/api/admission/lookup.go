@@ -1,4 +1,4 @@
-package api
+package admission
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 )
 
 // lookup answers admission rules' questions (model.Lookup) from the read model.
-type lookup struct{ rm *readmodel.Store }
+type lookup struct{ rm Reader }
 
 // get decodes one object into out; found is false when it does not exist.
 func (l lookup) get(plural, ns, name string, out any) (bool, error) {

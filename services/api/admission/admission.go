@@ -1,4 +1,6 @@
-package api
+// Package admission runs api-rules §5 on every create and update before it is stored:
+// schema (and unknown fields), defaulting, validation, with the model's rules per kind.
+package admission
 
 import (
 	"context"
@@ -6,21 +8,23 @@ import (
 	"fmt"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/services/api/auth"
 )
 
-// admitRequest is one create or update on its way through admission. Obj is changed in
+// Request is one create or update on its way through admission. Obj is changed in
 // place (pruned, defaulted); Old is the stored object on update, nil on create.
-type admitRequest struct {
+type Request struct {
 	Kind            model.Kind
 	Name, Namespace string
 	Obj, Old        map[string]any
-	User            User
+	User            auth.User
 	Privileged      bool
 	FieldValidation string // Strict | Warn (default) | Ignore, as Kubernetes
 	DryRun          bool
@@ -33,34 +37,35 @@ type admitRequest struct {
 	FieldPaths func(string) string
 }
 
-func (r *admitRequest) create() bool { return r.Old == nil }
+func (r *Request) create() bool { return r.Old == nil }
 
-func (r *admitRequest) groupKind() schema.GroupKind {
+func (r *Request) groupKind() schema.GroupKind {
 	return schema.GroupKind{Group: r.Kind.Group, Kind: r.Kind.Kind}
 }
 
 // defaulter is a kind's stage 2: it may change r.Obj, or deny with one field error (403).
-type defaulter func(ctx context.Context, r *admitRequest) *field.Error
+type defaulter func(ctx context.Context, r *Request) *field.Error
 
 // validator is a kind's stage 3: every rule's errors, collected (422).
-type validator func(ctx context.Context, r *admitRequest) field.ErrorList
+type validator func(ctx context.Context, r *Request) field.ErrorList
 
-// admission runs api-rules §5.1 in order: schema → defaulting → validation. Nothing is
+// Admission runs api-rules §5.1 in order: schema → defaulting → validation. Nothing is
 // stored when any stage fails.
-type admission struct {
+type Admission struct {
 	defaulters map[string]defaulter
 	validators map[string]validator
 	// deleting are the rules that hold even for updates of an object being deleted.
 	deleting map[string]validator
 }
 
-func (a *admission) admit(ctx context.Context, r *admitRequest) error {
+// Admit admits r, changing r.Obj and r.Warnings, or answers the Status that refuses it.
+func (a *Admission) Admit(ctx context.Context, r *Request) error {
 	err := a.admitHub(ctx, r)
 	renameWarnings(r.Warnings, r.FieldPaths)
 	return renameStatus(err, r.FieldPaths)
 }
 
-func (a *admission) admitHub(ctx context.Context, r *admitRequest) error {
+func (a *Admission) admitHub(ctx context.Context, r *Request) error {
 	if err := a.checkSchema(r); err != nil {
 		return err
 	}
@@ -79,8 +84,8 @@ func (a *admission) admitHub(ctx context.Context, r *admitRequest) error {
 	if !r.create() && metaString(r.Old, "deletionTimestamp") != "" {
 		return a.validate(ctx, r, a.deleting) // §5.2: updates of an object being deleted skip stage 3, but for these
 	}
-	if r.Privileged && metadata(r.Obj)["annotations"] != nil {
-		if ann, _ := metadata(r.Obj)["annotations"].(map[string]any); ann[model.AnnotationSkipValidation] != nil {
+	if r.Privileged && meta(r.Obj)["annotations"] != nil {
+		if ann, _ := meta(r.Obj)["annotations"].(map[string]any); ann[model.AnnotationSkipValidation] != nil {
 			return nil // §5.2: honoured only for privileged callers
 		}
 	}
@@ -88,7 +93,7 @@ func (a *admission) admitHub(ctx context.Context, r *admitRequest) error {
 }
 
 // validate is stage 3 with the kind's validator from rules, if it has one.
-func (a *admission) validate(ctx context.Context, r *admitRequest, rules map[string]validator) error {
+func (a *Admission) validate(ctx context.Context, r *Request, rules map[string]validator) error {
 	v := rules[r.Kind.Kind]
 	if v == nil {
 		return nil
@@ -100,21 +105,21 @@ func (a *admission) validate(ctx context.Context, r *admitRequest, rules map[str
 		}
 	}
 	if len(errs) > 0 {
-		return invalid(r.groupKind(), r.Name, errs)
+		return Invalid(r.groupKind(), r.Name, errs)
 	}
 	return nil
 }
 
 // checkSchema is stage 1: object metadata, the kind's OpenAPI schema, and unknown fields
 // as the request's fieldValidation asks.
-func (a *admission) checkSchema(r *admitRequest) error {
+func (a *Admission) checkSchema(r *Request) error {
 	mode := r.FieldValidation
 	switch mode {
 	case "":
 		mode = "Warn"
 	case "Strict", "Warn", "Ignore":
 	default:
-		return badRequest("fieldValidation must be one of Strict, Warn or Ignore, not %q", mode)
+		return apierrors.NewBadRequest(fmt.Sprintf("fieldValidation must be one of Strict, Warn or Ignore, not %q", mode))
 	}
 	errs := metadataErrors(r)
 	unknown, schemaErrs := model.CheckSchema(r.Kind.Kind, r.Obj)
@@ -130,14 +135,14 @@ func (a *admission) checkSchema(r *admitRequest) error {
 		}
 	}
 	if len(errs) > 0 {
-		return invalid(r.groupKind(), r.Name, errs)
+		return Invalid(r.groupKind(), r.Name, errs)
 	}
 	return nil
 }
 
 // metadataErrors applies Kubernetes' own object-metadata rules: names (DNS subdomain;
 // DNS label for namespaces), label and annotation syntax, finalizers, owner references.
-func metadataErrors(r *admitRequest) field.ErrorList {
+func metadataErrors(r *Request) field.ErrorList {
 	raw, err := json.Marshal(r.Obj["metadata"])
 	if err != nil {
 		return field.ErrorList{field.Invalid(field.NewPath("metadata"), nil, err.Error())}
@@ -151,4 +156,15 @@ func metadataErrors(r *admitRequest) field.ErrorList {
 		nameFn = apimachineryvalidation.ValidateNamespaceName
 	}
 	return apimachineryvalidation.ValidateObjectMeta(&meta, r.Kind.Namespaced, nameFn, field.NewPath("metadata"))
+}
+
+// meta is an object's metadata, nil when it has none.
+func meta(obj map[string]any) map[string]any {
+	m, _ := obj["metadata"].(map[string]any)
+	return m
+}
+
+func metaString(obj map[string]any, key string) string {
+	s, _ := meta(obj)[key].(string)
+	return s
 }

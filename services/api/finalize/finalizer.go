@@ -1,4 +1,5 @@
-package api
+// Package finalize ends deletions once nothing holds them any more.
+package finalize
 
 import (
 	"context"
@@ -9,18 +10,36 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/services/api/readmodel"
 )
+
+// Objects is the read model as the finalizer follows it.
+type Objects interface {
+	Watch(ctx context.Context, o readmodel.WatchOptions) (<-chan readmodel.Change, error)
+	Get(plural, namespace, name string) (readmodel.Object, error)
+}
+
+// Specs removes objects from the desired state.
+type Specs interface {
+	// Remove appends the tombstone of obj if the object's SPECS subject is still at expect
+	// (a lost race is a Conflict), then purges its status.
+	Remove(ctx context.Context, k model.Kind, namespace, name string, obj map[string]any, expect uint64) error
+}
 
 // finalizer ends deletions: an object marked with deletionTimestamp is removed (a
 // tombstone appended to SPECS) once no finalizer remains and every service that owns its
 // kind has released it. Several gateways may race; the CAS lets one win.
 type finalizer struct {
-	specs *specWriter
-	rm    *readmodel.Store
+	specs Specs
+	rm    Objects
 	log   *slog.Logger
+}
+
+// Start follows every kind until ctx ends, removing each object whose deletion nothing
+// holds any more.
+func Start(ctx context.Context, specs Specs, rm Objects, log *slog.Logger) {
+	(&finalizer{specs: specs, rm: rm, log: log}).run(ctx)
 }
 
 func (f *finalizer) run(ctx context.Context) {
@@ -78,13 +97,12 @@ func (f *finalizer) consider(ctx context.Context, k model.Kind, changed []byte) 
 		return fmt.Errorf("decode %s/%s: %w", k.Plural, head.Metadata.Name, err)
 	}
 	delete(obj, "status")
-	delete(metadata(obj), "resourceVersion")
-	t := target{Kind: k, Namespace: head.Metadata.Namespace, Name: head.Metadata.Name}
-	if _, err := f.specs.append(ctx, t, events.OpDelete, obj, o.SpecSeq); err != nil {
-		if apierrors.IsConflict(err) {
-			return nil // changed meanwhile: the newer change is considered on its own
-		}
-		return err
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		delete(meta, "resourceVersion")
 	}
-	return events.PurgeStatus(ctx, f.specs.js, t.ref())
+	err = f.specs.Remove(ctx, k, head.Metadata.Namespace, head.Metadata.Name, obj, o.SpecSeq)
+	if apierrors.IsConflict(err) {
+		return nil // changed meanwhile: the newer change is considered on its own
+	}
+	return err
 }
