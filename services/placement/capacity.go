@@ -91,42 +91,66 @@ func chooseDatastore(dss []datastoreCapacity) (datastoreCapacity, bool) {
 }
 
 // choice is where a VM goes: implied placement inside one zone's cluster (its root
-// resource pool), on a host and datastore chosen by free capacity.
+// resource pool), on a host and on a datastore of that host compatible with the VM's storage
+// policy, each chosen by free capacity.
 type choice struct {
 	zone      zone
 	host      hostCapacity
 	datastore datastoreCapacity
+	policy    storagePolicy
 }
 
-// place reads the capacity of the hosts of the given zones and of their datastores and
-// chooses; errNoCapacity when nothing qualifies.
-func (r *reconciler) place(ctx context.Context, t *topology, zoneNames []string) (choice, error) {
+// place reads the capacity of the hosts of the given zones and of their datastores, asks
+// PBM which datastores suit the policy, and chooses; errNoCapacity or errNoCompatibleDatastore
+// when nothing qualifies.
+func (r *reconciler) place(ctx context.Context, t *topology, zoneNames []string, policy storagePolicy) (choice, error) {
 	var hosts []hostCapacity
 	var datastores []datastoreCapacity
 	err := traced(ctx, spanCapacity, func(ctx context.Context) error {
 		var err error
 		hosts, datastores, err = r.readCapacity(ctx, t, zoneNames)
-		return err
+		if err != nil {
+			return err
+		}
+		compatible, err := r.compatibleDatastores(ctx, policy, datastores)
+		if err != nil {
+			return err
+		}
+		if len(compatible) == 0 {
+			return fmt.Errorf("%w: PBM calls none of the %d datastores of zone(s) %s compatible with %s",
+				errNoCompatibleDatastore, len(datastores), strings.Join(zoneNames, ", "), policy)
+		}
+		datastores = compatible
+		return nil
 	})
 	if err != nil {
 		return choice{}, err
 	}
-	host, ok := chooseHost(hosts)
-	if !ok {
-		return choice{}, fmt.Errorf("%w: none of the %d hosts of zone(s) %s is connected, out of maintenance and has free CPU and memory",
-			errNoCapacity, len(hosts), strings.Join(zoneNames, ", "))
-	}
-	var mounted []datastoreCapacity
-	for _, ds := range datastores {
-		if slices.Contains(host.datastores, ds.ref) {
-			mounted = append(mounted, ds)
+	// Only hosts that mount a usable compatible datastore can take the VM.
+	var withStorage []hostCapacity
+	storageOf := map[string]datastoreCapacity{}
+	for _, h := range hosts {
+		var mounted []datastoreCapacity
+		for _, ds := range datastores {
+			if slices.Contains(h.datastores, ds.ref) {
+				mounted = append(mounted, ds)
+			}
+		}
+		if ds, ok := chooseDatastore(mounted); ok {
+			withStorage = append(withStorage, h)
+			storageOf[h.ref.Value] = ds
 		}
 	}
-	ds, ok := chooseDatastore(mounted)
-	if !ok {
-		return choice{}, fmt.Errorf("%w: no datastore of host %s is accessible with free space", errNoCapacity, host.name)
+	if len(withStorage) == 0 {
+		return choice{}, fmt.Errorf("%w: no host of zone(s) %s mounts an accessible datastore with free space compatible with %s",
+			errNoCapacity, strings.Join(zoneNames, ", "), policy)
 	}
-	return choice{zone: t.zones[host.zone], host: host, datastore: ds}, nil
+	host, ok := chooseHost(withStorage)
+	if !ok {
+		return choice{}, fmt.Errorf("%w: none of the %d hosts of zone(s) %s with a datastore for %s is connected, out of maintenance and has free CPU and memory",
+			errNoCapacity, len(withStorage), strings.Join(zoneNames, ", "), policy)
+	}
+	return choice{zone: t.zones[host.zone], host: host, datastore: storageOf[host.ref.Value], policy: policy}, nil
 }
 
 func (r *reconciler) readCapacity(ctx context.Context, t *topology, zoneNames []string) ([]hostCapacity, []datastoreCapacity, error) {

@@ -39,7 +39,8 @@ func (r *reconciler) create(ctx context.Context, t *topology, id vmIdentity, spe
 	defer cancel()
 	cs := createSpec(id, spec, cls, ch.host.coreMHz, img.hardwareVersion)
 	attrs := []attribute.KeyValue{objectAttr(id.namespace, id.name), attribute.String("vmop.image", img.name),
-		attribute.String("vcenter.host", ch.host.name), attribute.String("vcenter.datastore", ch.datastore.name)}
+		attribute.String("vcenter.host", ch.host.name), attribute.String("vcenter.datastore", ch.datastore.name),
+		attribute.String("vcenter.storage_policy", ch.policy.id)}
 	if img.typ == model.ImageTypeISO {
 		return r.createEmpty(ctx, folder, id, cs, ch, attrs)
 	}
@@ -54,7 +55,9 @@ func (r *reconciler) deploy(ctx context.Context, folder *object.Folder, id vmIde
 	d := vapi.Deploy{
 		DeploymentSpec: vapi.DeploymentSpec{
 			Name: id.name, DefaultDatastoreID: ch.datastore.ref.Value, AcceptAllEULA: true,
-			VmConfigSpec: &vapi.VmConfigSpec{Provider: configSpecProvider, XML: xmlSpec},
+			// The home and every disk of the image get the policy.
+			StorageProfileID: ch.policy.id,
+			VmConfigSpec:     &vapi.VmConfigSpec{Provider: configSpecProvider, XML: xmlSpec},
 		},
 		Target: vapi.Target{ResourcePoolID: ch.zone.pool.Value, HostID: ch.host.ref.Value, FolderID: folder.Reference().Value},
 	}
@@ -73,6 +76,7 @@ func (r *reconciler) deploy(ctx context.Context, folder *object.Folder, id vmIde
 func (r *reconciler) createEmpty(ctx context.Context, folder *object.Folder, id vmIdentity, cs types.VirtualMachineConfigSpec, ch choice, attrs []attribute.KeyValue) (types.ManagedObjectReference, error) {
 	cs.Name = id.name
 	cs.Files = &types.VirtualMachineFileInfo{VmPathName: "[" + ch.datastore.name + "]"}
+	cs.VmProfile = []types.BaseVirtualMachineProfileSpec{&types.VirtualMachineDefinedProfileSpec{ProfileId: ch.policy.id}}
 	if cs.GuestId == "" {
 		cs.GuestId = fallbackGuestID
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,7 @@ import (
 func (h *harness) seedClassAndImage() {
 	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
 	h.seedObject("VirtualMachineImage", testNamespace, inventory.SeedImageName, "")
+	h.seedObject("StorageClass", "", testStorageClass, "")
 }
 
 // The seed document's VM (my-vm-class, the photon image) becomes a powered-off VM in
@@ -250,6 +252,19 @@ func TestCreatesEmptyVMForISOImage(t *testing.T) {
 	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
 	iso := imageNamed(t, testNamespace, inventory.PhotonISO)
 	h.seedObject("VirtualMachineImage", testNamespace, iso, "")
+	h.seedObject("StorageClass", "", testStorageClass, "")
+	// vcsim keeps no record of a VM's storage policy: look at the create itself.
+	profiles := make(chan []types.BaseVirtualMachineProfileSpec, 1)
+	seeded.sim.Intercept(func(_ *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+		if req, ok := m.Body.(*types.CreateVM_Task); ok && strings.HasPrefix(req.Config.Name, "iso-vm-") {
+			select {
+			case profiles <- req.Config.VmProfile:
+			default:
+			}
+		}
+		return nil, nil
+	})
+	t.Cleanup(func() { seeded.sim.Intercept(nil) })
 	h.runService()
 
 	v := newTestVM("iso-vm")
@@ -274,6 +289,18 @@ func TestCreatesEmptyVMForISOImage(t *testing.T) {
 		t.Errorf("ISO VM: %d CPUs, %d MB, guest %s, %d disks, instance %s (status %s); want 2, 4096, vmwarePhoton64Guest, 0, %s",
 			cfg.Hardware.NumCPU, cfg.Hardware.MemoryMB, cfg.GuestId, disks, cfg.InstanceUuid, st.InstanceUUID, v.instance)
 	}
+	want := seededPolicy(t).id
+	select {
+	case got := <-profiles:
+		if len(got) != 1 || got[0].(*types.VirtualMachineDefinedProfileSpec).ProfileId != want {
+			t.Errorf("CreateVM's VmProfile = %#v, want the storage class's policy %s", got, want)
+		}
+	default:
+		t.Error("no CreateVM call seen")
+	}
+	if c := condition(st, model.ConditionPlacementReady); !strings.Contains(c.Message, want) {
+		t.Errorf("PlacementReady = %+v, want the storage policy %s named", c, want)
+	}
 }
 
 // imageNamed is the object name of the seeded image with a display name in namespace.
@@ -295,6 +322,7 @@ func imageNamed(t *testing.T, namespace, displayName string) string {
 func TestCreateFailureIsReported(t *testing.T) {
 	h := newHarness(t)
 	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
+	h.seedObject("StorageClass", "", testStorageClass, "")
 	for _, o := range seeded.objs {
 		if meta, _ := o["metadata"].(map[string]any); o["kind"] == "VirtualMachineImage" && meta["namespace"] == testNamespace && meta["name"] == inventory.SeedImageName {
 			broken := deepCopy(t, o)

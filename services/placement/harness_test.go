@@ -25,9 +25,10 @@ import (
 )
 
 const (
-	testNamespace = "my-namespace"
-	waitFor       = 30 * time.Second
-	pollEvery     = 10 * time.Millisecond // poll interval of deadline-bounded waits
+	testNamespace    = "my-namespace"
+	testStorageClass = "my-storage-class"
+	waitFor          = 30 * time.Second
+	pollEvery        = 10 * time.Millisecond // poll interval of deadline-bounded waits
 )
 
 // harness is one test's world: its own NATS with vmop's streams, the shared seeded vcsim,
@@ -343,4 +344,18 @@ func (h *harness) waitIdle() {
 			time.Sleep(pollEvery)
 		}
 	}
+}
+
+// seededPolicy is the storage policy of the seeded StorageClass the test VMs name.
+func seededPolicy(t *testing.T) storagePolicy {
+	t.Helper()
+	for _, o := range seeded.objs {
+		meta, _ := o["metadata"].(map[string]any)
+		if o["kind"] == "StorageClass" && meta["name"] == testStorageClass {
+			params := o["parameters"].(map[string]any)
+			return storagePolicy{class: testStorageClass, id: params[model.StoragePolicyIDParameter].(string)}
+		}
+	}
+	t.Fatalf("no seeded StorageClass %s", testStorageClass)
+	return storagePolicy{}
 }

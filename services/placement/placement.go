@@ -32,10 +32,11 @@ type Config struct {
 
 // Plurals of the kinds the service reads.
 const (
-	pluralVMs           = "virtualmachines"
-	pluralClasses       = "virtualmachineclasses"
-	pluralImages        = "virtualmachineimages"
-	pluralClusterImages = "clustervirtualmachineimages"
+	pluralVMs            = "virtualmachines"
+	pluralClasses        = "virtualmachineclasses"
+	pluralImages         = "virtualmachineimages"
+	pluralClusterImages  = "clustervirtualmachineimages"
+	pluralStorageClasses = "storageclasses"
 )
 
 const (
@@ -89,7 +90,7 @@ func Run(ctx context.Context, cfg Config) error {
 func loopConfig(log *slog.Logger) reconcile.Config {
 	return reconcile.Config{
 		Service: model.ServicePlacement, Plural: pluralVMs, Workers: workers,
-		Related: []string{pluralClasses, pluralImages, pluralClusterImages},
+		Related: []string{pluralClasses, pluralImages, pluralClusterImages, pluralStorageClasses},
 		Resync:  resyncEvery, Logger: log,
 		ReportsPause: true, // pkg/reconcile skips paused VMs in every service; placement says so
 	}

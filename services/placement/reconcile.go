@@ -70,6 +70,10 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	policy, err := r.resolveStoragePolicy(ctx, vm.Spec.StorageClass)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	t, err := r.topology(ctx, false)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -99,7 +103,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 				return reconcile.Result{}, fmt.Errorf("VM %s of %s/%s vanished while it was configured", ref.Value, id.namespace, id.name)
 			}
 		}
-		res, err := r.created(ctx, t, vm, found, st, conds, done)
+		res, err := r.created(ctx, t, vm, found, policy, st, conds, done)
 		if err == nil && vm.Labels[model.LabelZone] == "" && st.Zone != "" {
 			// The label is set before the create; a record that lost it gets it back.
 			err = r.setZoneLabel(ctx, o, st.Zone)
@@ -113,8 +117,8 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		return reconcile.Result{}, fmt.Errorf("create of %s/%s started at %s and its VM has not appeared yet",
 			id.namespace, id.name, started.Format(time.RFC3339))
 	}
-	if cls == nil || img == nil {
-		msg := "waiting for the VirtualMachineClass and the image to be ready"
+	if cls == nil || img == nil || policy == nil {
+		msg := "waiting for the VirtualMachineClass, the image and the StorageClass to be ready"
 		conds.fail(model.ConditionPlacementReady, model.ReasonNotReady, msg)
 		conds.fail(model.ConditionCreated, model.ReasonNotReady, msg)
 		return done()
@@ -136,8 +140,14 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		}
 		candidates = []string{zoneName}
 	}
-	ch, err := r.place(ctx, t, candidates)
-	if errors.Is(err, errNoCapacity) {
+	ch, err := r.place(ctx, t, candidates, *policy)
+	switch {
+	case errors.Is(err, errNoCompatibleDatastore):
+		// The storage service repeats this in VirtualMachineStorageReady.
+		conds.fail(model.ConditionPlacementReady, model.ReasonDatastoreNotFound, err.Error())
+		conds.fail(model.ConditionCreated, model.ReasonNotReady, "waiting for placement")
+		return done()
+	case errors.Is(err, errNoCapacity):
 		conds.fail(model.ConditionPlacementReady, model.ReasonNotReady, err.Error())
 		conds.fail(model.ConditionCreated, model.ReasonNotReady, "waiting for placement")
 		return done()
@@ -154,8 +164,8 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 
 	// Record the create before issuing it: a restarted placement then waits for it.
 	conds.restart(model.ConditionCreated, "False", model.ReasonCreating,
-		fmt.Sprintf("creating from %s %s (%s) in zone %s on host %s, datastore %s",
-			img.kind, img.name, img.displayName, ch.zone.name, ch.host.name, ch.datastore.name))
+		fmt.Sprintf("creating from %s %s (%s) in zone %s on host %s, datastore %s, with %s",
+			img.kind, img.name, img.displayName, ch.zone.name, ch.host.name, ch.datastore.name, ch.policy))
 	if err := r.publish(ctx, o, st, conds); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -171,12 +181,14 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 	if v == nil {
 		return reconcile.Result{}, fmt.Errorf("VM %s of %s/%s vanished right after its create", ref.Value, id.namespace, id.name)
 	}
-	return r.created(ctx, t, vm, v, st, conds, done)
+	return r.created(ctx, t, vm, v, policy, st, conds, done)
 }
 
-// created reports an existing VM.
-func (r *reconciler) created(ctx context.Context, t *topology, vm *model.VirtualMachine, v *vmState, st *model.VirtualMachineStatus,
-	conds *conditions, done func() (reconcile.Result, error)) (reconcile.Result, error) {
+// created reports an existing VM, and where it is: zone, host and the storage policy its
+// home and image disks were created with (vcsim keeps no record of a VM's policy, and
+// vCenter keeps it per disk).
+func (r *reconciler) created(ctx context.Context, t *topology, vm *model.VirtualMachine, v *vmState, policy *storagePolicy,
+	st *model.VirtualMachineStatus, conds *conditions, done func() (reconcile.Result, error)) (reconcile.Result, error) {
 	if err := r.report(ctx, t, v, st); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -184,6 +196,9 @@ func (r *reconciler) created(ctx context.Context, t *topology, vm *model.Virtual
 	if label := vm.Labels[model.LabelZone]; label != "" && st.Zone != "" && label != st.Zone {
 		conds.fail(model.ConditionPlacementReady, model.ReasonZoneMismatch,
 			fmt.Sprintf("the VM runs in zone %s, label %s says %s", st.Zone, model.LabelZone, label))
+	} else if policy != nil {
+		conds.put(model.ConditionPlacementReady, metav1.ConditionTrue, model.ReasonTrue,
+			fmt.Sprintf("zone %s, host %s, %s", st.Zone, st.NodeName, policy))
 	} else {
 		conds.ok(model.ConditionPlacementReady)
 	}

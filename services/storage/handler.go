@@ -51,6 +51,9 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	}
 	placed, created := reconcile.Placed(o)
 	if !created {
+		if problem, ok := placementStorageProblem(o); ok && class.reason == "" {
+			class = problem
+		}
 		class.ready(conds, "", "waiting for the VM to be created")
 		status.Conditions = conds.List()
 		return reconcile.Result{Status: status}, nil
