@@ -186,6 +186,30 @@ spec:
 		tp.waitPower("late-image-vm", "PoweredOn")
 	})
 
+	t.Run("a storage policy vCenter does not know leaves the VM uncreated, and says so", func(t *testing.T) {
+		const policy = "00000000-0000-4000-8000-00000000dead"
+		tp.apply(`apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: unknown-policy
+provisioner: csi.vsphere.vmware.com
+parameters:
+  storagePolicyID: `+policy+"\n", "")
+		tp.apply(strings.Replace(vmNamed("unknown-policy-vm", ""), "storageClass: my-storage-class", "storageClass: unknown-policy", 1), "")
+		storage := func(field string) string {
+			return tp.kubectl("get", "vm", "unknown-policy-vm", "-n", "my-namespace", "-o",
+				`jsonpath={.status.conditions[?(@.type=="VirtualMachineStorageReady")].`+field+`}`)
+		}
+		tp.eventually("storage condition DatastoreNotFound", func() bool { return storage("reason") == "DatastoreNotFound" })
+		if msg := storage("message"); !strings.Contains(msg, policy) || !strings.Contains(msg, "not known to vCenter") {
+			t.Errorf("VirtualMachineStorageReady message %q does not name the unknown policy %s", msg, policy)
+		}
+		if n := tp.countVMs(vc, "my-namespace/unknown-policy-vm"); n != 0 {
+			t.Errorf("%d VMs in vcsim for a VM whose storage policy is unknown, want 0", n)
+		}
+		tp.kubectl("delete", "vm", "unknown-policy-vm", "-n", "my-namespace", "--wait=false")
+	})
+
 	t.Run("killing placement and power during 20 creations loses and duplicates nothing", func(t *testing.T) {
 		var docs []string
 		for i := range 20 {
