@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,12 @@ func TestStorageQuota(t *testing.T) {
 	if len(fields) < 8 || strings.Join(fields[:4], " ") != "NAME AGE REQUEST LIMIT" || fields[4] != "my-quota" ||
 		strings.Join(fields[6:8], " ") != "requests.storage: 476Gi/500Gi" {
 		t.Errorf("kubectl get resourcequota:\n%s\nwant NAME AGE REQUEST LIMIT and my-quota <age> requests.storage: 476Gi/500Gi", out)
+	}
+	out = g.kubectl(t, "describe", "quota", "my-quota", "-n", "my-namespace")
+	if !slices.ContainsFunc(strings.Split(out, "\n"), func(line string) bool {
+		return strings.Join(strings.Fields(line), " ") == "requests.storage 476Gi 500Gi"
+	}) {
+		t.Errorf("kubectl describe quota:\n%s\nwant the line requests.storage 476Gi 500Gi", out)
 	}
 }
 
