@@ -18,6 +18,8 @@ const (
 	claims = "/api/v1/namespaces/my-namespace/persistentvolumeclaims"
 )
 
+const myQuota = `{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"my-quota"},"spec":{"hard":{"requests.storage":"500Gi"}}}`
+
 // quotaImage is an image whose one disk is diskSize in size and can grow to capacity.
 func quotaImage(name, capacity, diskSize string) string {
 	return fmt.Sprintf(`apiVersion: vmoperator.vmware.com/v1alpha5
@@ -81,7 +83,7 @@ func TestStorageQuota(t *testing.T) {
 			t.Fatalf("write image status: %d %s", code, resp)
 		}
 	}
-	create(quotas, adminToken, `{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"my-quota"},"spec":{"hard":{"requests.storage":"500Gi"}}}`)
+	create(quotas, adminToken, myQuota)
 	create(claims, userToken, claim("big-claim", "450Gi"))
 	waitQuotaUsed(t, g, "450Gi")
 
@@ -186,4 +188,31 @@ current-context: admin
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// Creates racing for the last free space of a namespace are admitted one after the other:
+// with 50Gi free, exactly two of six 20Gi claims are created.
+func TestStorageQuotaRace(t *testing.T) {
+	g := startGateway(t, newStreams(t), t.TempDir())
+	if code, resp := g.do("POST", quotas, adminToken, myQuota); code != http.StatusCreated {
+		t.Fatalf("create quota: %d %s", code, resp)
+	}
+	if code, resp := g.do("POST", claims, userToken, claim("big-claim", "450Gi"), "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create claim: %d %s", code, resp)
+	}
+	codes := make(chan int)
+	for i := range 6 {
+		go func() {
+			code, _ := g.do("POST", claims, userToken, claim(fmt.Sprintf("racer-%d", i), "20Gi"), "Content-Type", "application/yaml")
+			codes <- code
+		}()
+	}
+	got := map[int]int{}
+	for range 6 {
+		got[<-codes]++
+	}
+	if got[http.StatusCreated] != 2 || got[http.StatusForbidden] != 4 {
+		t.Errorf("six 20Gi claims for 50Gi: %v created/refused by code, want 2 created (201) and 4 refused (403)", got)
+	}
+	waitQuotaUsed(t, g, "490Gi")
 }

@@ -101,6 +101,7 @@ func Run(ctx context.Context, cfg Config) error {
 		watches:        newWatchLimit(cmp.Or(cfg.MaxWatchesPerUser, defaultMaxWatchesPerUser)),
 	}
 	s.metrics = newMetrics(cfg.JetStream, rm, s.watches)
+	s.quotas = quota.NewGate(rm)
 	if cfg.TokensPath != "" {
 		go authn.ReloadTokens(ctx, cfg.TokensPath, loaded, log)
 	}
