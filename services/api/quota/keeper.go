@@ -42,12 +42,11 @@ type keeper struct {
 	mu    sync.Mutex
 	dirty map[string]bool // namespaces to compute again
 	wake  chan struct{}   // a namespace was marked
-	sent  map[string][]byte
 }
 
 // Start keeps the quotas' status until ctx ends.
 func Start(ctx context.Context, js jetstream.JetStream, rm Objects, log *slog.Logger) {
-	k := &keeper{js: js, rm: rm, log: log, dirty: map[string]bool{}, wake: make(chan struct{}, 1), sent: map[string][]byte{}}
+	k := &keeper{js: js, rm: rm, log: log, dirty: map[string]bool{}, wake: make(chan struct{}, 1)}
 	for _, plural := range charging {
 		go k.follow(ctx, plural)
 	}
@@ -107,27 +106,40 @@ func (k *keeper) run(ctx context.Context) {
 	}
 }
 
-// report publishes the status of every quota of ns whose use or limits changed.
+// report publishes the status of every quota of ns whose status differs from its limits
+// and use. The read model's status is compared, not what this gateway published last, so a
+// replica that published an older use is corrected.
 func (k *keeper) report(ctx context.Context, ns string) error {
 	u, err := Read(k.rm, ns)
 	if err != nil {
 		return err
 	}
 	for _, q := range u.Quotas {
-		status, err := json.Marshal(model.ResourceQuotaStatus{Hard: q.Spec.Hard, Used: u.Used(q)})
+		want := model.ResourceQuotaStatus{Hard: q.Spec.Hard, Used: u.Used(q)}
+		if sameQuantities(q.Status.Hard, want.Hard) && sameQuantities(q.Status.Used, want.Used) {
+			continue // also how the keeper's own publish comes back through the watch
+		}
+		status, err := json.Marshal(want)
 		if err != nil {
 			return fmt.Errorf("encode status of quota %s: %w", q.Name, err)
 		}
-		slice := events.Slice{Service: service, UID: string(q.UID), Generation: q.Generation, Status: status}
-		body, _ := json.Marshal(slice)
-		if string(k.sent[string(q.UID)]) == string(body) {
-			continue // published already: its own change comes back through the watch
-		}
 		ref := events.Ref{Plural: "resourcequotas", Namespace: ns, Name: q.Name}
+		slice := events.Slice{Service: service, UID: string(q.UID), Generation: q.Generation, Status: status}
 		if _, err := events.PublishStatus(ctx, k.js, ref, slice); err != nil {
 			return err
 		}
-		k.sent[string(q.UID)] = body
 	}
 	return nil
+}
+
+func sameQuantities(a, b model.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		if other, ok := b[name]; !ok || q.Cmp(other) != 0 {
+			return false
+		}
+	}
+	return true
 }
