@@ -15,6 +15,12 @@ import (
 // claim whose storage does not fit in one of its namespace's quotas (the seed's Storage
 // Quota): what it adds on top of what the namespace uses must stay within every limit.
 func (a *Admission) checkQuota(r *Request) error {
+	if !quota.Charged(r.Kind.Kind) {
+		return nil
+	}
+	if quotas, err := quota.Quotas(a.rm, r.Namespace); err != nil || len(quotas) == 0 {
+		return err
+	}
 	delta, err := a.chargeDelta(r)
 	if err != nil || len(delta) == 0 {
 		return err

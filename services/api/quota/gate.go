@@ -26,7 +26,7 @@ func NewGate(rm Reader) *Gate {
 // that lets the next one in. Kinds that charge nothing, and namespaces without quotas, pass
 // at once.
 func (g *Gate) Hold(k model.Kind, ns string) (release func()) {
-	if k.Kind != "VirtualMachine" && k.Kind != "PersistentVolumeClaim" || !g.limited(ns) {
+	if !Charged(k.Kind) || !g.limited(ns) {
 		return func() {}
 	}
 	g.mu.Lock()

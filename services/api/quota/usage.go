@@ -29,17 +29,28 @@ func (u Usage) Used(q model.ResourceQuota) model.ResourceList {
 	return model.QuotaUsage(q.Spec.Hard, u.Charges)
 }
 
+// Charged tells the kinds that charge storage quotas: VirtualMachines and claims.
+func Charged(kind string) bool { return kind == "VirtualMachine" || kind == "PersistentVolumeClaim" }
+
+// Quotas are the ResourceQuotas of namespace ns.
+func Quotas(rm Reader, ns string) ([]model.ResourceQuota, error) {
+	var out []model.ResourceQuota
+	err := list(rm, "resourcequotas", ns, func(q *model.ResourceQuota) error {
+		out = append(out, *q)
+		return nil
+	})
+	return out, err
+}
+
 // Read reads the usage of namespace ns; without quotas there it reads nothing else.
 func Read(rm Reader, ns string) (Usage, error) {
 	var u Usage
-	if err := list(rm, "resourcequotas", ns, func(q *model.ResourceQuota) error {
-		u.Quotas = append(u.Quotas, *q)
-		return nil
-	}); err != nil || len(u.Quotas) == 0 {
+	var err error
+	if u.Quotas, err = Quotas(rm, ns); err != nil || len(u.Quotas) == 0 {
 		return u, err
 	}
 	images := map[model.ImageRef]*model.VirtualMachineImageStatus{}
-	err := list(rm, "virtualmachines", ns, func(vm *model.VirtualMachine) error {
+	err = list(rm, "virtualmachines", ns, func(vm *model.VirtualMachine) error {
 		var img *model.VirtualMachineImageStatus
 		if total := vm.Status.Storage; (total == nil || total.Total == nil) && vm.Spec.Image != nil {
 			ref := *vm.Spec.Image
