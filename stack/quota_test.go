@@ -42,6 +42,7 @@ spec:
 		t.Errorf("status.storage.total = %s: the VM's other files (configuration, logs) are not counted", total)
 	}
 	out = s.must(t, "admin", "", "get", "resourcequota")
+	t.Logf("kubectl get resourcequota:\n%s", out)
 	if fields := strings.Fields(out); len(fields) < 8 || strings.Join(fields[:4], " ") != "NAME AGE REQUEST LIMIT" ||
 		strings.Join(fields[6:8], " ") != "requests.storage: "+total+"/60Gi" {
 		t.Errorf("kubectl get resourcequota:\n%s\nwant my-quota with REQUEST requests.storage: %s/60Gi", out, total)
