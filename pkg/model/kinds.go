@@ -30,7 +30,7 @@ type Kind struct {
 	// PrivilegedWrite kinds may be written by privileged callers only.
 	Namespaced, HasStatus, PrivilegedWrite bool
 
-	// Columns are the printer columns, Age last.
+	// Columns are the printer columns, Age last (as kubectl prints them).
 	Columns []Column
 
 	// Owners are the services that must report an object of this kind released before the
@@ -241,6 +241,11 @@ var kinds = []Kind{
 		Group: GroupCore, Version: VersionCore, Kind: "ResourceQuota", ListKind: "ResourceQuotaList",
 		Plural: "resourcequotas", Singular: "resourcequota", ShortNames: []string{"quota"},
 		Namespaced: true, HasStatus: true, PrivilegedWrite: true,
-		Columns: []Column{ageColumn},
+		// kubectl prints quotas NAME AGE REQUEST LIMIT, the one kind whose Age is not last.
+		Columns: []Column{
+			ageColumn,
+			{Name: "Request", Type: "string", Value: quotaColumn(false), Description: "Use and hard limit of each requests resource, e.g. requests.storage: 12Gi/50Gi."},
+			{Name: "Limit", Type: "string", Value: quotaColumn(true), Description: "Use and hard limit of each limits resource."},
+		},
 	},
 }

@@ -5,8 +5,8 @@
 //
 // This package is the HTTP surface (routing, verbs, watch, patch) and the wiring. The
 // other parts are packages of their own: readmodel, openapi, admission and auth (used
-// here through small interfaces), announce and finalize (which declare the little they
-// use of the read model and of SPECS).
+// here through small interfaces), announce, finalize and quota (which declare the little
+// they use of the read model and of SPECS).
 //
 // Run is the whole program; the stack binary wires it with configuration.
 package api

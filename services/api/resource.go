@@ -47,6 +47,9 @@ func (s *server) serveVerb(c echo.Context, t target, verb string) error {
 	if err := s.authorize(userOf(c), t, verb); err != nil {
 		return err
 	}
+	if verb == "create" || verb == "update" || verb == "patch" {
+		defer s.quotas.Hold(t.Kind, t.Namespace)() // until the write is folded (respondStored)
+	}
 	switch verb {
 	case "get":
 		return s.get(c, t)

@@ -22,6 +22,7 @@ import (
 	"github.com/vmop/vmop/services/api/announce"
 	"github.com/vmop/vmop/services/api/auth"
 	"github.com/vmop/vmop/services/api/finalize"
+	"github.com/vmop/vmop/services/api/quota"
 	"github.com/vmop/vmop/services/api/readmodel"
 )
 
@@ -100,10 +101,12 @@ func Run(ctx context.Context, cfg Config) error {
 		watches:        newWatchLimit(cmp.Or(cfg.MaxWatchesPerUser, defaultMaxWatchesPerUser)),
 	}
 	s.metrics = newMetrics(cfg.JetStream, rm, s.watches)
+	s.quotas = quota.NewGate(rm)
 	if cfg.TokensPath != "" {
 		go authn.ReloadTokens(ctx, cfg.TokensPath, loaded, log)
 	}
 	finalize.Start(ctx, specs, rm, log)
+	quota.Start(ctx, cfg.JetStream, rm, log)
 	defer announce.Start(ctx, cancel, cfg.JetStream, rm, cfg.DataDir, log)()
 	go func() {
 		if err := s.seed(ctx, cfg.Seed); err != nil {

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/services/api/admission"
 	"github.com/vmop/vmop/services/api/readmodel"
 )
@@ -25,11 +26,18 @@ type server struct {
 	specs   *specWriter
 	rm      *readmodel.Store
 	admit   admitter
+	quotas  quotaGate
 	log     *slog.Logger
 	metrics *metrics
 
 	requestTimeout time.Duration // each request's reading and writing; each write of a watch
 	watches        *watchLimit
+}
+
+// quotaGate orders the writes that charge a namespace's storage quotas: one at a time,
+// each until the read model has folded it, so the next one's admission counts it.
+type quotaGate interface {
+	Hold(k model.Kind, namespace string) (release func())
 }
 
 // admitter is admission as the handlers of writes use it.

@@ -52,6 +52,7 @@ type validator func(ctx context.Context, r *Request) field.ErrorList
 // Admission runs api-rules §5.1 in order: schema → defaulting → validation. Nothing is
 // stored when any stage fails.
 type Admission struct {
+	rm         Reader
 	defaulters map[string]defaulter
 	validators map[string]validator
 	// deleting are the rules that hold even for updates of an object being deleted.
@@ -84,12 +85,19 @@ func (a *Admission) admitHub(ctx context.Context, r *Request) error {
 	if !r.create() && metaString(r.Old, "deletionTimestamp") != "" {
 		return a.validate(ctx, r, a.deleting) // §5.2: updates of an object being deleted skip stage 3, but for these
 	}
-	if r.Privileged && meta(r.Obj)["annotations"] != nil {
-		if ann, _ := meta(r.Obj)["annotations"].(map[string]any); ann[model.AnnotationSkipValidation] != nil {
-			return nil // §5.2: honoured only for privileged callers
+	if !skipsValidation(r) {
+		if err := a.validate(ctx, r, a.validators); err != nil {
+			return err
 		}
 	}
-	return a.validate(ctx, r, a.validators)
+	return a.checkQuota(r)
+}
+
+// skipsValidation: the skip-validation annotation is honoured only for privileged callers
+// (§5.2); quotas hold for them too.
+func skipsValidation(r *Request) bool {
+	ann, _ := meta(r.Obj)["annotations"].(map[string]any)
+	return r.Privileged && ann[model.AnnotationSkipValidation] != nil
 }
 
 // validate is stage 3 with the kind's validator from rules, if it has one.

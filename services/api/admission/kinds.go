@@ -14,8 +14,8 @@ import (
 )
 
 // kindRules are stages 2 and 3 of the kinds besides VirtualMachine that have rules
-// (api-rules §9): VirtualMachineClass, VirtualMachineGroup, EncryptionClass, Secret and
-// ConfigMap. The other
+// (api-rules §9): VirtualMachineClass, VirtualMachineGroup, EncryptionClass, Secret,
+// ConfigMap and ResourceQuota. The other
 // kinds have none beyond their schema and the privileged-write check of authorization.
 func kindRules() (map[string]defaulter, map[string]validator) {
 	defaulters := map[string]defaulter{
@@ -44,6 +44,9 @@ func kindRules() (map[string]defaulter, map[string]validator) {
 		}),
 		"EncryptionClass": typedValidator(func(_ *Request, c, old *model.EncryptionClass) field.ErrorList {
 			return model.ValidateEncryptionClass(c, old)
+		}),
+		"ResourceQuota": typedValidator(func(_ *Request, q, old *model.ResourceQuota) field.ErrorList {
+			return model.ValidateResourceQuota(q, old)
 		}),
 	}
 	return defaulters, validators

@@ -30,7 +30,7 @@ func New(rm Reader, ns model.NamespaceSettings) *Admission {
 	defaulters, validators := kindRules()
 	defaulters["VirtualMachine"], validators["VirtualMachine"] = vm.defaults, vm.validate
 	deleting := map[string]validator{"VirtualMachine": vm.validateDeleting}
-	return &Admission{defaulters: defaulters, validators: validators, deleting: deleting}
+	return &Admission{rm: rm, defaulters: defaulters, validators: validators, deleting: deleting}
 }
 
 // vmAdmission runs the model's VirtualMachine rules on typed objects.
