@@ -11,18 +11,13 @@ import (
 )
 
 // Managers keeps the field managers of the served kinds. Objects are passed as decoded
-// JSON (map[string]any) carrying their apiVersion and kind; hub is the version the kind is
-// stored in.
+// JSON (map[string]any) carrying their apiVersion and kind; kind is the version a request
+// addresses (managers are recorded in it), hub the version the kind is stored in.
 type Managers struct {
 	types managedfields.TypeConverter
 
 	mu     sync.Mutex
-	byKind map[managerKey]*managedfields.FieldManager
-}
-
-type managerKey struct {
-	kind        schema.GroupVersionKind
-	subresource string
+	byKind map[schema.GroupVersionKind]*managedfields.FieldManager
 }
 
 // New builds the field types from the gateway's OpenAPI documents.
@@ -31,18 +26,18 @@ func New() (*Managers, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Managers{types: tc, byKind: map[managerKey]*managedfields.FieldManager{}}, nil
+	return &Managers{types: tc, byKind: map[schema.GroupVersionKind]*managedfields.FieldManager{}}, nil
 }
 
 // Update returns obj with metadata.managedFields recording manager as the owner of what
 // it changed from live (nil on create); the fields others own stay theirs. As in
 // kube-apiserver a failure to record keeps live's managedFields and never fails the write.
-func (m *Managers) Update(hub schema.GroupVersion, subresource string, live, obj map[string]any, manager string) (map[string]any, error) {
+func (m *Managers) Update(kind schema.GroupVersionKind, hub schema.GroupVersion, live, obj map[string]any, manager string) (map[string]any, error) {
 	newObj, err := unstructuredOf(obj)
 	if err != nil {
 		return nil, err
 	}
-	fm, err := m.manager(hub, newObj.GroupVersionKind(), subresource)
+	fm, err := m.manager(kind, hub)
 	if err != nil {
 		return nil, err
 	}
@@ -60,12 +55,12 @@ func (m *Managers) Update(hub schema.GroupVersion, subresource string, live, obj
 // Apply merges the applied configuration into live (an empty object when it does not
 // exist yet) as manager; a field another manager owns with a different value is a 409
 // Conflict naming the fields and managers, unless force takes them over.
-func (m *Managers) Apply(hub schema.GroupVersion, live, config map[string]any, manager string, force bool) (map[string]any, error) {
+func (m *Managers) Apply(kind schema.GroupVersionKind, hub schema.GroupVersion, live, config map[string]any, manager string, force bool) (map[string]any, error) {
 	applied, err := unstructuredOf(config)
 	if err != nil {
 		return nil, err
 	}
-	fm, err := m.manager(hub, applied.GroupVersionKind(), "")
+	fm, err := m.manager(kind, hub)
 	if err != nil {
 		return nil, err
 	}
@@ -77,26 +72,25 @@ func (m *Managers) Apply(hub schema.GroupVersion, live, config map[string]any, m
 	if err != nil {
 		return nil, err
 	}
-	// The merge yields the hub version; answer in the configuration's.
-	versioned, err := versions{}.ConvertToVersion(out, applied.GroupVersionKind().GroupVersion())
+	// The merge yields the hub version; answer in the request's.
+	versioned, err := versions{}.ConvertToVersion(out, kind.GroupVersion())
 	if err != nil {
 		return nil, err
 	}
 	return versioned.(*unstructured.Unstructured).Object, nil
 }
 
-func (m *Managers) manager(hub schema.GroupVersion, kind schema.GroupVersionKind, subresource string) (*managedfields.FieldManager, error) {
+func (m *Managers) manager(kind schema.GroupVersionKind, hub schema.GroupVersion) (*managedfields.FieldManager, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	key := managerKey{kind: kind, subresource: subresource}
-	if fm, ok := m.byKind[key]; ok {
+	if fm, ok := m.byKind[kind]; ok {
 		return fm, nil
 	}
-	fm, err := managedfields.NewDefaultFieldManager(m.types, versions{}, noDefaults{}, creater{}, kind, hub, subresource, nil)
+	fm, err := managedfields.NewDefaultFieldManager(m.types, versions{}, noDefaults{}, creater{}, kind, hub, "", nil)
 	if err != nil {
 		return nil, fmt.Errorf("field manager of %v: %w", kind, err)
 	}
-	m.byKind[key] = fm
+	m.byKind[kind] = fm
 	return fm, nil
 }
 

@@ -10,7 +10,10 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-var hub = schema.GroupVersion{Group: "vmoperator.vmware.com", Version: "v1alpha5"}
+var (
+	hub    = schema.GroupVersion{Group: "vmoperator.vmware.com", Version: "v1alpha5"}
+	vmKind = hub.WithKind("VirtualMachine")
+)
 
 func vm(t *testing.T, y string) map[string]any {
 	t.Helper()
@@ -42,7 +45,7 @@ func TestApplyConflictAndForce(t *testing.T) {
 		t.Fatal(err)
 	}
 	empty := vm(t, vmHead)
-	first, err := m.Apply(hub, empty, vm(t, vmHead+"spec: {className: small, powerState: PoweredOn}\n"), "kubectl", false)
+	first, err := m.Apply(vmKind, hub, empty, vm(t, vmHead+"spec: {className: small, powerState: PoweredOn}\n"), "kubectl", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +53,7 @@ func TestApplyConflictAndForce(t *testing.T) {
 		t.Fatalf("managers after the first apply: %v", got)
 	}
 	other := vm(t, vmHead+"spec: {powerState: PoweredOff}\n")
-	_, err = m.Apply(hub, first, other, "other", false)
+	_, err = m.Apply(vmKind, hub, first, other, "other", false)
 	if !apierrors.IsConflict(err) {
 		t.Fatalf("second manager's apply: %v, want a conflict", err)
 	}
@@ -59,7 +62,7 @@ func TestApplyConflictAndForce(t *testing.T) {
 		len(st.Details.Causes) != 1 || st.Details.Causes[0].Field != ".spec.powerState" {
 		t.Errorf("conflict: %+v", st)
 	}
-	forced, err := m.Apply(hub, first, vm(t, vmHead+"spec: {powerState: PoweredOff}\n"), "other", true)
+	forced, err := m.Apply(vmKind, hub, first, vm(t, vmHead+"spec: {powerState: PoweredOff}\n"), "other", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,21 +82,21 @@ func TestUpdateRecordsManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	created, err := m.Update(hub, "", nil, vm(t, vmHead+"spec: {className: small}\n"), "kubectl-create")
+	created, err := m.Update(vmKind, hub, nil, vm(t, vmHead+"spec: {className: small}\n"), "kubectl-create")
 	if err != nil {
 		t.Fatal(err)
 	}
 	created["metadata"].(map[string]any)["uid"] = "u1"
 	edited := vm(t, vmHead+"spec: {className: large}\n")
 	edited["metadata"].(map[string]any)["managedFields"] = created["metadata"].(map[string]any)["managedFields"]
-	updated, err := m.Update(hub, "", created, edited, "kubectl-edit")
+	updated, err := m.Update(vmKind, hub, created, edited, "kubectl-edit")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := managers(updated); len(got) != 2 || got[1] != "kubectl-edit/Update" {
 		t.Errorf("managers after the edit: %v, want the creator and the editor", got)
 	}
-	_, err = m.Apply(hub, updated, vm(t, vmHead+"spec: {className: small}\n"), "gitops", false)
+	_, err = m.Apply(vmKind, hub, updated, vm(t, vmHead+"spec: {className: small}\n"), "gitops", false)
 	if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), `conflict with "kubectl-edit" using vmoperator.vmware.com/v1alpha5: .spec.className`) {
 		t.Errorf("apply over an edited field: %v, want a conflict with kubectl-edit", err)
 	}

@@ -110,7 +110,7 @@ func newResource(k model.Kind) resource {
 		self:       definitionName(k.Group, k.Version, k.Kind),
 		listOf:     definitionName(k.Group, k.Version, k.ListKind),
 		shared:     []param{paramPretty},
-		patchTypes: []string{"application/json-patch+json", "application/merge-patch+json"},
+		patchTypes: []string{"application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"},
 	}
 	if k.Group == "" {
 		r.prefix = "/api/" + k.Version
