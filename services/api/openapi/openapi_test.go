@@ -90,7 +90,7 @@ func TestV2Document(t *testing.T) {
 		}
 	}
 	patch := dig(t, d, "paths", vmItemPath, "patch").(obj)
-	if diff := cmp.Diff([]any{"application/json-patch+json", "application/merge-patch+json"}, patch["consumes"]); diff != "" {
+	if diff := cmp.Diff([]any{"application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"}, patch["consumes"]); diff != "" {
 		t.Errorf("VirtualMachine PATCH consumes (-want +got):\n%s", diff)
 	}
 	body := patch["parameters"].([]any)[len(patch["parameters"].([]any))-1].(obj)

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
@@ -162,6 +163,9 @@ func (r resource) replace(suffix, what string) operation {
 func (r resource) patch(suffix, what string) operation {
 	o := r.op("patch", "patch", "patch", suffix, "partially update "+what+"the specified "+r.kind.Kind)
 	o.params, o.body, o.consumes, o.created = writeParams, patchDef, r.patchTypes, true
+	if suffix == "Status" { // server-side apply is served on the object only
+		o.consumes = slices.DeleteFunc(slices.Clone(r.patchTypes), func(t string) bool { return t == "application/apply-patch+yaml" })
+	}
 	return o
 }
 
