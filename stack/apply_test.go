@@ -37,7 +37,7 @@ func TestKubectlServerSideApply(t *testing.T) {
 
 	resized := strings.Replace(vmExample, "my-vm-class", "best-effort-large", 1)
 	out, err = apply(resized, "--field-manager=other")
-	if err == nil || !strings.Contains(out, `Apply failed with 1 conflict: conflict with "kubectl" using vmoperator.vmware.com/v1alpha4: .spec.className`) {
+	if err == nil || !strings.Contains(out, `Apply failed with 1 conflict: conflict with "kubectl": .spec.className`) {
 		t.Errorf("second manager changing className: %v\n%s\nwant the conflict with kubectl", err, out)
 	}
 	if got := s.kubectl("get", "vm", "my-vm", "-n", "my-namespace", "-o", "jsonpath={.spec.className}"); got != "my-vm-class" {
