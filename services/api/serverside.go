@@ -1,6 +1,7 @@
 package api
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -32,33 +33,47 @@ func (s *server) serverSideApply(c echo.Context, t target) error {
 	if errs := unknownFields(t, config); len(errs) > 0 {
 		return admission.Invalid(schema.GroupKind{Group: t.Kind.Group, Kind: t.Kind.Kind}, t.Name, errs)
 	}
-	_, live, found, err := s.specs.live(c.Request().Context(), t)
-	if err != nil {
-		return err
-	}
-	if found {
-		t.fromHub(live)
-	} else {
-		if err := s.authorize(userOf(c), t, "create"); err != nil {
-			return err
-		}
-		live = map[string]any{"apiVersion": t.apiVersion(), "kind": t.Kind.Kind, "metadata": map[string]any{}}
-	}
 	kind := schema.FromAPIVersionAndKind(t.apiVersion(), t.Kind.Kind)
 	hub := schema.GroupVersion{Group: t.Kind.Group, Version: t.Kind.Version}
 	force := c.QueryParam("force") == "true"
-	merged, err := s.fields.Apply(kind, hub, live, config, c.QueryParam("fieldManager"), force)
-	if err != nil {
-		if _, ok := err.(apierrors.APIStatus); ok {
+	precondition := metaString(config, "resourceVersion") != ""
+	for attempt := 1; ; attempt++ {
+		rec, live, found, err := s.specs.live(c.Request().Context(), t)
+		if err != nil {
 			return err
 		}
-		return unprocessable("the apply configuration does not apply: " + err.Error())
+		if found {
+			t.fromHub(live)
+		} else {
+			if err := s.authorize(userOf(c), t, "create"); err != nil {
+				return err
+			}
+			live = map[string]any{"apiVersion": t.apiVersion(), "kind": t.Kind.Kind, "metadata": map[string]any{}}
+		}
+		merged, err := s.fields.Apply(kind, hub, live, config, c.QueryParam("fieldManager"), force)
+		if err != nil {
+			if _, ok := err.(apierrors.APIStatus); ok {
+				return err
+			}
+			return unprocessable("the apply configuration does not apply: " + err.Error())
+		}
+		if !found {
+			return s.createAs(c, t, merged)
+		}
+		if !precondition { // merged from this version of the object: a write since is a conflict, retried
+			metadata(merged)["resourceVersion"] = strconv.FormatUint(rec.Seq, 10)
+		}
+		err = s.replace(c, t, merged)
+		if !apierrors.IsConflict(err) || precondition || attempt == applyAttempts {
+			return err
+		}
+		c.Response().Header().Del("Warning") // the next attempt's admission warns again
 	}
-	if !found {
-		return s.createAs(c, t, merged)
-	}
-	return s.replace(c, t, merged)
 }
+
+// applyAttempts bounds the retries of an apply that lost the compare-and-swap to a
+// concurrent write: it is merged again into the new state, as kube-apiserver retries.
+const applyAttempts = 5
 
 // unknownFields names the configuration's fields that t's kind does not have: an apply
 // cannot merge what it cannot type, so these are refused whatever fieldValidation says.

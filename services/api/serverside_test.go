@@ -3,7 +3,9 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -144,5 +146,33 @@ func TestServerSideApplyBadInput(t *testing.T) {
 		"apiVersion: vmoperator.vmware.com/v1alpha5\nkind: VirtualMachine\nmetadata: {name: x}\n", "Content-Type", applyType)
 	if code != http.StatusForbidden {
 		t.Errorf("apply in a foreign namespace: %d %s, want 403", code, body)
+	}
+}
+
+// TestServerSideApplyConcurrent: managers applying their own labels at the same time all
+// succeed (a lost compare-and-swap is merged again, as kube-apiserver retries) and no
+// label is lost.
+func TestServerSideApplyConcurrent(t *testing.T) {
+	g := startGateway(t, newStreams(t), t.TempDir())
+	path := classes + "/applied-class"
+	if code, body := g.do("PATCH", path+"?fieldManager=base", adminToken, classConfig("2", ""), "Content-Type", applyType); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	const n = 4
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			doc := "apiVersion: vmoperator.vmware.com/v1alpha5\nkind: VirtualMachineClass\nmetadata:\n  name: applied-class\n  labels:\n    team-" + strconv.Itoa(i) + ": x\n"
+			codes[i], _ = g.do("PATCH", path+"?fieldManager=team-"+strconv.Itoa(i), adminToken, doc, "Content-Type", applyType)
+		})
+	}
+	wg.Wait()
+	_, body := g.do("GET", path, adminToken, nil)
+	labels, _ := field(decode(t, body), "metadata", "labels").(map[string]any)
+	for i := range n {
+		if codes[i] != http.StatusOK || labels["team-"+strconv.Itoa(i)] != "x" {
+			t.Errorf("manager team-%d: %d, labels %v", i, codes[i], labels)
+		}
 	}
 }
