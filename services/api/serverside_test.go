@@ -44,7 +44,15 @@ func TestServerSideApply(t *testing.T) {
 	g := startGateway(t, newStreams(t), t.TempDir())
 	path := classes + "/applied-class"
 
-	code, body := g.do("PATCH", path+"?fieldManager=gitops", adminToken, classConfig("2", ""), "Content-Type", applyType)
+	before := specCount(t, g.js)
+	code, body := g.do("PATCH", path+"?fieldManager=gitops&dryRun=All", adminToken, classConfig("2", ""), "Content-Type", applyType)
+	if code != http.StatusCreated || specCount(t, g.js) != before {
+		t.Fatalf("dry-run apply creating: %d %s, stored %d records", code, body, specCount(t, g.js)-before)
+	}
+	if code, _ := g.do("GET", path, adminToken, nil); code != http.StatusNotFound {
+		t.Fatalf("after a dry-run apply: %d, want 404", code)
+	}
+	code, body = g.do("PATCH", path+"?fieldManager=gitops", adminToken, classConfig("2", ""), "Content-Type", applyType)
 	if code != http.StatusCreated {
 		t.Fatalf("apply creating: %d %s", code, body)
 	}
@@ -59,7 +67,7 @@ func TestServerSideApply(t *testing.T) {
 		t.Errorf("re-apply: %d %s, want 200 and no new version", code, body)
 	}
 
-	before := specCount(t, g.js)
+	before = specCount(t, g.js)
 	code, body = g.do("PATCH", path+"?fieldManager=other", adminToken, classConfig("4", ""), "Content-Type", applyType)
 	var st struct {
 		Reason  string

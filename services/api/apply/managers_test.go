@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 )
@@ -100,4 +101,41 @@ func TestUpdateRecordsManager(t *testing.T) {
 	if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), `conflict with "kubectl-edit" using vmoperator.vmware.com/v1alpha5: .spec.className`) {
 		t.Errorf("apply over an edited field: %v, want a conflict with kubectl-edit", err)
 	}
+}
+
+// A field applied through v1alpha4 stays its manager's when another manager applies
+// through v1alpha5: the managed sets are converted between versions.
+func TestApplyAcrossVersions(t *testing.T) {
+	m, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1alpha4 := schema.GroupVersion{Group: hub.Group, Version: "v1alpha4"}.WithKind("VirtualMachine")
+	old := strings.Replace(vmHead, "v1alpha5", "v1alpha4", 1)
+	first, err := m.Apply(v1alpha4, hub, vm(t, old), vm(t, old+"spec: {className: small, imageName: img}\n"), "kubectl", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first["apiVersion"] != "vmoperator.vmware.com/v1alpha4" {
+		t.Errorf("answered in %v, want the request's v1alpha4", first["apiVersion"])
+	}
+	// The live object as the gateway stores it: in the hub version.
+	live, err := versions{}.ConvertToVersion(mustUnstructured(t, first), hub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Apply(vmKind, hub, live.(*unstructured.Unstructured).Object,
+		vm(t, vmHead+"spec: {className: large}\n"), "other", false)
+	if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), `conflict with "kubectl": .spec.className`) {
+		t.Errorf("v1alpha5 apply over a v1alpha4 manager's field: %v, want a conflict", err)
+	}
+}
+
+func mustUnstructured(t *testing.T, obj map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	u, err := unstructuredOf(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
