@@ -82,8 +82,13 @@ func unknownFields(t target, config map[string]any) field.ErrorList {
 	if err != nil {
 		return field.ErrorList{field.Invalid(nil, nil, err.Error())}
 	}
-	unknown := t.toHub(hub)
+	unknown := t.toHub(hub)                        // named in the request's version already
 	more, _ := model.CheckSchema(t.Kind.Kind, hub) // the rest of the schema is admission's, on the merged object
+	if rename := t.fieldPaths(); rename != nil {
+		for i, path := range more {
+			more[i] = rename(path)
+		}
+	}
 	var errs field.ErrorList
 	for _, path := range append(unknown, more...) {
 		errs = append(errs, field.Invalid(field.NewPath(strings.TrimPrefix(path, ".")), nil, "unknown field: it is not part of the schema"))
