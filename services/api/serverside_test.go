@@ -103,12 +103,24 @@ func TestServerSideApply(t *testing.T) {
 	if got := managers(t, decode(t, body)); strings.Join(got, ",") != "gitops/Apply,other/Apply,tool/Update" {
 		t.Errorf("managers after the merge patch: %v", got)
 	}
+	// A PUT of the object without its managedFields (a client that knows nothing of them)
+	// keeps them and adds its own.
+	put := decode(t, body)
+	delete(put["metadata"].(map[string]any), "managedFields")
+	put["spec"].(map[string]any)["description"] = "replaced"
+	code, body = g.do("PUT", path, adminToken, put, "User-Agent", "replacer/0.1")
+	if code != http.StatusOK {
+		t.Fatalf("put: %d %s", code, body)
+	}
+	if got := managers(t, decode(t, body)); strings.Join(got, ",") != "gitops/Apply,other/Apply,replacer/Update" {
+		t.Errorf("managers after the PUT: %v", got)
+	}
 	// The gitops manager, applying again without cpus, gives the field up: it stays
 	// other's with its value.
 	code, body = g.do("PATCH", path+"?fieldManager=gitops", adminToken, strings.Replace(classConfig("2", ""), "    cpus: 2\n", "", 1),
 		"Content-Type", applyType)
 	if code != http.StatusOK || field(decode(t, body), "spec", "hardware", "cpus") != float64(4) ||
-		field(decode(t, body), "spec", "description") != "patched" {
+		field(decode(t, body), "spec", "description") != "replaced" {
 		t.Errorf("apply without cpus: %d %s", code, body)
 	}
 }
