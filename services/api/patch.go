@@ -39,42 +39,68 @@ func (s *server) patch(c echo.Context, t target) error {
 	if err != nil {
 		return err
 	}
-	_, cur, found, err := s.specs.live(c.Request().Context(), t)
-	if err != nil {
-		return err
-	}
-	if !found {
-		return notFound(t.gr(), t.Name)
-	}
-	if t.Subresource == "status" {
-		stored, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
+	for attempt := 1; ; attempt++ {
+		rec, cur, found, err := s.specs.live(c.Request().Context(), t)
 		if err != nil {
+			return err
+		}
+		if !found {
 			return notFound(t.gr(), t.Name)
 		}
-		if err := json.Unmarshal(stored.JSON, &cur); err != nil {
+		if t.Subresource == "status" {
+			stored, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
+			if err != nil {
+				return notFound(t.gr(), t.Name)
+			}
+			if err := json.Unmarshal(stored.JSON, &cur); err != nil {
+				return err
+			}
+		}
+		t.fromHub(cur) // the patch applies to the object as the client reads it
+		orig, err := json.Marshal(cur)
+		if err != nil {
+			return err
+		}
+		patched, err := applyPatch(t, contentType, orig, p, s.maxObjectBytes())
+		if err != nil {
+			return err
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(patched, &obj); err != nil || obj == nil {
+			return badRequest("the patched object is not a JSON object")
+		}
+		if t.Subresource == "status" {
+			return s.writeStatus(c, t, obj)
+		}
+		if err := identify(obj, &t); err != nil {
+			return err
+		}
+		retry, err := s.replaceFrom(c, t, obj, rec.Seq)
+		if !retry || attempt == staleAttempts {
 			return err
 		}
 	}
-	t.fromHub(cur) // the patch applies to the object as the client reads it
-	orig, err := json.Marshal(cur)
-	if err != nil {
-		return err
+}
+
+// staleAttempts bounds the retries of a patch or an apply that lost the compare-and-swap
+// to a concurrent write: it is applied again to the new state, as kube-apiserver retries.
+const staleAttempts = 5
+
+// replaceFrom stores obj, a patch's or an apply's result computed from the object at
+// seq, as an update. Unless obj names a resourceVersion itself (the client's
+// precondition), a write since seq is a conflict and retry says to compute it again from
+// the new state: stored over it, that write would be lost.
+func (s *server) replaceFrom(c echo.Context, t target, obj map[string]any, seq uint64) (retry bool, err error) {
+	precondition := metaString(obj, "resourceVersion") != ""
+	if !precondition {
+		metadata(obj)["resourceVersion"] = strconv.FormatUint(seq, 10)
 	}
-	patched, err := applyPatch(t, contentType, orig, p, s.maxObjectBytes())
-	if err != nil {
-		return err
+	err = s.replace(c, t, obj)
+	if apierrors.IsConflict(err) && !precondition {
+		c.Response().Header().Del("Warning") // the next attempt's admission warns again
+		return true, err
 	}
-	var obj map[string]any
-	if err := json.Unmarshal(patched, &obj); err != nil || obj == nil {
-		return badRequest("the patched object is not a JSON object")
-	}
-	if t.Subresource == "status" {
-		return s.writeStatus(c, t, obj)
-	}
-	if err := identify(obj, &t); err != nil {
-		return err
-	}
-	return s.replace(c, t, obj)
+	return false, err
 }
 
 // patchType is the media type of a PATCH body, without parameters.

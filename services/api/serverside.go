@@ -1,7 +1,6 @@
 package api
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -36,7 +35,6 @@ func (s *server) serverSideApply(c echo.Context, t target) error {
 	kind := schema.FromAPIVersionAndKind(t.apiVersion(), t.Kind.Kind)
 	hub := schema.GroupVersion{Group: t.Kind.Group, Version: t.Kind.Version}
 	force := c.QueryParam("force") == "true"
-	precondition := metaString(config, "resourceVersion") != ""
 	for attempt := 1; ; attempt++ {
 		rec, live, found, err := s.specs.live(c.Request().Context(), t)
 		if err != nil {
@@ -60,20 +58,15 @@ func (s *server) serverSideApply(c echo.Context, t target) error {
 		if !found {
 			return s.createAs(c, t, merged)
 		}
-		if !precondition { // merged from this version of the object: a write since is a conflict, retried
-			metadata(merged)["resourceVersion"] = strconv.FormatUint(rec.Seq, 10)
+		if rv := metaString(config, "resourceVersion"); rv != "" {
+			metadata(merged)["resourceVersion"] = rv // the client's precondition
 		}
-		err = s.replace(c, t, merged)
-		if !apierrors.IsConflict(err) || precondition || attempt == applyAttempts {
+		retry, err := s.replaceFrom(c, t, merged, rec.Seq)
+		if !retry || attempt == staleAttempts {
 			return err
 		}
-		c.Response().Header().Del("Warning") // the next attempt's admission warns again
 	}
 }
-
-// applyAttempts bounds the retries of an apply that lost the compare-and-swap to a
-// concurrent write: it is merged again into the new state, as kube-apiserver retries.
-const applyAttempts = 5
 
 // unknownFields names the configuration's fields that t's kind does not have: an apply
 // cannot merge what it cannot type, so these are refused whatever fieldValidation says.
