@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -111,7 +112,11 @@ func (c *testClaim) put(t testing.TB, js jetstream.JetStream) {
 			"resources": map[string]any{"requests": map[string]any{"storage": c.size}}, "volumeName": c.volumeID,
 		},
 	}
-	if err := deploytest.PutObject(t.Context(), js, c.ref, body); err != nil {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.seq, err = events.AppendSpec(t.Context(), js, c.ref, events.OpPut, raw, c.seq, nil); err != nil {
 		t.Fatal(err)
 	}
 }

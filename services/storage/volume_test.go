@@ -3,8 +3,10 @@ package storage
 import (
 	"testing"
 
+	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/inventory/deploytest"
 	"github.com/vmop/vmop/pkg/model"
@@ -84,4 +86,115 @@ func TestAttachDetachReattach(t *testing.T) {
 	if b := again[0].Backing.(*types.VirtualDiskFlatVer2BackingInfo); b.FileName != backing.FileName || b.Uuid != backing.Uuid {
 		t.Errorf("reattached file %s (UUID %s), want the same %s (%s)", b.FileName, b.Uuid, backing.FileName, backing.Uuid)
 	}
+}
+
+// The seed's explicit placement lands on SCSI 0 unit 2 with the modes given; its
+// OracleRAC volume gets the preset: independent persistent, multi-writer, on the first
+// SCSI controller without bus sharing.
+func TestPlacementAndApplicationPreset(t *testing.T) {
+	js := startService(t)
+	data := boundClaim(t, js, "data-pvc", "8Gi", model.AccessModeReadWriteOnce)
+	oracle := boundClaim(t, js, "oracle-data-pvc", "8Gi", model.AccessModeReadWriteMany)
+	explicit := claimVolume("my-disk-1", "data-pvc")
+	explicit.ControllerType, explicit.ControllerBusNumber, explicit.UnitNumber = model.ControllerTypeSCSI, ptr[int32](0), ptr[int32](2)
+	explicit.DiskMode, explicit.SharingMode = model.VolumeDiskModePersistent, model.VolumeSharingModeNone
+	rac := claimVolume("oracle-data", "oracle-data-pvc")
+	rac.ApplicationType = model.VolumeApplicationTypeOracleRAC
+	v := deploytest.NewVM("my-namespace", "placed", vmSpec(explicit, rac))
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	st := volumesVerified(t, js, v, "True")
+
+	disks := disksOf(t, vm)
+	if d := disks[data.volumeID]; len(d) != 1 || *d[0].UnitNumber != 2 {
+		t.Fatalf("explicitly placed disk %+v, want one on unit 2", d)
+	}
+	if s := volumeStatus(st, "my-disk-1"); s == nil || *s.UnitNumber != 2 || *s.ControllerBusNumber != 0 || s.ControllerType != model.ControllerTypeSCSI {
+		t.Errorf("status of my-disk-1 %+v, want SCSI 0:2", s)
+	}
+	d := disks[oracle.volumeID]
+	if len(d) != 1 {
+		t.Fatalf("%d disks of the OracleRAC volume, want 1", len(d))
+	}
+	b := d[0].Backing.(*types.VirtualDiskFlatVer2BackingInfo)
+	if b.DiskMode != string(types.VirtualDiskModeIndependent_persistent) || b.Sharing != string(types.VirtualDiskSharingSharingMultiWriter) {
+		t.Errorf("OracleRAC disk mode %s sharing %s, want independent_persistent and sharingMultiWriter", b.DiskMode, b.Sharing)
+	}
+	if *d[0].UnitNumber != 1 {
+		t.Errorf("OracleRAC disk on unit %d, want 1 (0 is the image disk, 2 the explicit volume)", *d[0].UnitNumber)
+	}
+	if s := volumeStatus(st, "oracle-data"); s == nil || s.DiskMode != model.VolumeDiskModeIndependentPersistent || s.SharingMode != model.VolumeSharingModeMultiWriter {
+		t.Errorf("status of oracle-data %+v, want IndependentPersistent MultiWriter", s)
+	}
+}
+
+// A MicrosoftWSFC volume goes to a SCSI controller with physical bus sharing: the VM has
+// none, so a ParaVirtual one is added at the lowest free bus.
+func TestWSFCAddsPhysicalSharingController(t *testing.T) {
+	js := startService(t)
+	pvc := boundClaim(t, js, "wsfc-pvc", "8Gi", model.AccessModeReadWriteOnce)
+	wsfc := claimVolume("quorum", "wsfc-pvc")
+	wsfc.ApplicationType = model.VolumeApplicationTypeMicrosoftWSFC
+	v := deploytest.NewVM("my-namespace", "wsfc", vmSpec(wsfc))
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	volumesVerified(t, js, v, "True")
+
+	d := disksOf(t, vm)[pvc.volumeID]
+	if len(d) != 1 {
+		t.Fatalf("%d disks of the WSFC volume, want 1", len(d))
+	}
+	devices := object.VirtualDeviceList(readTestVM(t, vm).Config.Hardware.Device)
+	ctrl, ok := devices.FindByKey(d[0].ControllerKey).(*types.ParaVirtualSCSIController)
+	if !ok || ctrl.BusNumber != 1 || ctrl.SharedBus != types.VirtualSCSISharingPhysicalSharing {
+		t.Errorf("WSFC disk's controller %+v, want a ParaVirtual SCSI bus 1 with physical sharing", devices.FindByKey(d[0].ControllerKey))
+	}
+	if b := d[0].Backing.(*types.VirtualDiskFlatVer2BackingInfo); b.DiskMode != string(types.VirtualDiskModeIndependent_persistent) || b.Sharing != string(types.VirtualDiskSharingSharingNone) {
+		t.Errorf("WSFC disk mode %s sharing %s, want independent_persistent, sharingNone", b.DiskMode, b.Sharing)
+	}
+}
+
+// A volume naming a missing claim, or an unbound one, or a ReadWriteOnce claim another VM
+// has, is reported with the reason and nothing is attached; once the claim is bound, it
+// is attached.
+func TestVolumeProblems(t *testing.T) {
+	js := startService(t)
+	taken := boundClaim(t, js, "taken", "8Gi", model.AccessModeReadWriteOnce)
+	unbound := &testClaim{ref: events.Ref{Plural: pluralClaims, Namespace: "my-namespace", Name: "unbound"}, uid: "u-1", access: model.AccessModeReadWriteOnce, size: "8Gi"}
+	unbound.put(t, js)
+
+	first := deploytest.NewVM("my-namespace", "holder", vmSpec(claimVolume("data", "taken")))
+	first.Put(t, js, false)
+	holderVM := first.Deploy(t, vc, js, inventory.PhotonImage)
+	volumesVerified(t, js, first, "True")
+
+	second := deploytest.NewVM("my-namespace", "second", vmSpec(
+		claimVolume("missing", "no-such-claim"), claimVolume("pending", "unbound"), claimVolume("shared", "taken")))
+	second.Put(t, js, false)
+	secondVM := second.Deploy(t, vc, js, inventory.PhotonImage)
+	st := volumesVerified(t, js, second, "False")
+	for name, want := range map[string]string{
+		"missing": `PersistentVolumeClaim "no-such-claim" not found`,
+		"pending": `PersistentVolumeClaim "unbound" is not bound to a volume yet`,
+		"shared":  `PersistentVolumeClaim "taken" is ReadWriteOnce and attached to VM holder`,
+	} {
+		s := volumeStatus(st, name)
+		if s == nil || s.Attached || s.Error != want {
+			t.Errorf("status of %s = %+v, want not attached with error %q", name, s, want)
+		}
+	}
+	if _, reason := deploytest.Condition(st, model.ConditionHardwareVolumesVerified); reason != model.ReasonHardwareVolumesMismatch {
+		t.Errorf("VolumesVerified reason %s, want %s", reason, model.ReasonHardwareVolumesMismatch)
+	}
+	if d := disksOf(t, secondVM); len(d) != 0 {
+		t.Errorf("the second VM has CNS disks %v, want none", d)
+	}
+	if d := disksOf(t, holderVM)[taken.volumeID]; len(d) != 1 {
+		t.Errorf("the holder has %d disks of its volume, want 1", len(d))
+	}
+
+	// Bound now: the claim's change brings the VM back, and the volume is attached.
+	unbound.volumeID = createVolume(t, "pvc-"+unbound.uid, mib("8Gi"))
+	unbound.put(t, js)
+	waitFor(t, "the bound claim's disk on the second VM", func() bool { return len(disksOf(t, secondVM)[unbound.volumeID]) == 1 })
 }
