@@ -42,8 +42,6 @@ var prerequisites = []prerequisite{
 	// power-on that applies it: a VM never boots uncustomized.
 	{service: model.ServiceNetwork, condition: model.ConditionBootstrapReady, currentSpec: true},
 	{service: model.ServiceCrypto, condition: model.ConditionEncryptionSynced, currentSpec: true},
-	// The claims of spec.volumes are attached before the VM boots (volume_gate.go).
-	{service: model.ServiceStorage, condition: model.ConditionHardwareVolumesVerified, currentSpec: true},
 }
 
 // gate is what stands between the VM and a power-on.

@@ -59,7 +59,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("storage: CNS client: %w", err)
 	}
-	h := &handler{js: cfg.JetStream, vc: vc, volumes: &attacher{vc: vc, cns: cnsRegistry{cnsClient, vc.Client}}, now: time.Now}
+	h := &handler{js: cfg.JetStream, vc: vc, volumes: &attacher{vc: vc, cns: &cnsRegistry{c: cnsClient, vc: vc.Client}}, now: time.Now}
 	vmLoop := vmLoopConfig(cfg.Logger)
 	// A VM is looked at again, outside the streams, while a claim's expansion is pending.
 	trigger := reconcile.NewTrigger(cfg.JetStream, vmLoop, h.reconcile)

@@ -30,7 +30,7 @@ import (
 // attacher attaches, grows and detaches the CNS volumes of VMs.
 type attacher struct {
 	vc  *govmomi.Client
-	cns cnsRegistry
+	cns *cnsRegistry
 	// locks serialise attaching one volume, so that two VMs reconciled at once cannot
 	// both find it free.
 	locks sync.Map // volume ID → *sync.Mutex
@@ -69,11 +69,11 @@ type volumeReport struct {
 // claim cannot be read. It returns the VM as it is afterwards.
 func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMachine, prev []model.VirtualMachineVolumeStatus,
 	readClaim func(ctx context.Context, namespace, name string) (claim, error), vcVM *object.VirtualMachine, mvm mo.VirtualMachine) (volumeReport, mo.VirtualMachine, error) {
-	want, err := a.resolve(ctx, ref, vm, readClaim)
+	devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
+	want, err := a.resolve(ctx, ref, vm, readClaim, devices)
 	if err != nil {
 		return volumeReport{}, mvm, err
 	}
-	devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
 	on := mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn
 
 	var changes []types.BaseVirtualDeviceConfigSpec
@@ -166,11 +166,14 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 	return rep, mvm, nil
 }
 
-// resolve reads each volume's claim and its CNS volume.
+// resolve reads each volume's claim and its CNS volume. CNS is asked only about volumes
+// vmop has not attached already at the claim's size, so that reconciling a VM whose
+// volumes are in place costs vCenter nothing more.
 func (a *attacher) resolve(ctx context.Context, ref events.Ref, vm model.VirtualMachine,
-	readClaim func(ctx context.Context, namespace, name string) (claim, error)) ([]wantVolume, error) {
+	readClaim func(ctx context.Context, namespace, name string) (claim, error), devices object.VirtualDeviceList) ([]wantVolume, error) {
 	var want []wantVolume
 	var ids []string
+	attached := cnsDisks(devices)
 	for _, v := range vm.Spec.Volumes {
 		if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName == "" {
 			continue
@@ -187,7 +190,11 @@ func (a *attacher) resolve(ctx context.Context, ref events.Ref, vm model.Virtual
 			w.problem = fmt.Sprintf("PersistentVolumeClaim %q is not bound to a volume yet", name)
 		default:
 			w.claim = c
-			ids = append(ids, c.volumeID)
+			if d := attached[c.volumeID]; d != nil && d.CapacityInBytes >= c.requested {
+				w.cns = cnsVolume{id: c.volumeID, diskPath: backingOf(d).fileName, capacity: d.CapacityInBytes}
+			} else {
+				ids = append(ids, c.volumeID)
+			}
 		}
 		want = append(want, w)
 	}
@@ -197,7 +204,7 @@ func (a *attacher) resolve(ctx context.Context, ref events.Ref, vm model.Virtual
 	}
 	for i := range want {
 		w := &want[i]
-		if w.problem != "" {
+		if w.problem != "" || w.cns.id != "" {
 			continue
 		}
 		v, ok := found[w.claim.volumeID]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/vmware/govmomi/cns"
 	cnstypes "github.com/vmware/govmomi/cns/types"
@@ -31,13 +32,14 @@ var errInUse = errors.New("CNS volume already attached")
 
 // cnsRegistry is CNS, the volumes' registry in vCenter.
 type cnsRegistry struct {
-	c  *cns.Client
-	vc *vim25.Client
+	c     *cns.Client
+	vc    *vim25.Client
+	paths sync.Map // volume ID → its disk file, which does not change
 }
 
 // volumes looks up the CNS volumes by ID in one query; an ID CNS does not know is absent
 // from the answer.
-func (r cnsRegistry) volumes(ctx context.Context, ids []string) (map[string]cnsVolume, error) {
+func (r *cnsRegistry) volumes(ctx context.Context, ids []string) (map[string]cnsVolume, error) {
 	out := map[string]cnsVolume{}
 	if len(ids) == 0 {
 		return out, nil
@@ -55,6 +57,9 @@ func (r cnsRegistry) volumes(ctx context.Context, ids []string) (map[string]cnsV
 		if b, ok := v.BackingObjectDetails.(*cnstypes.CnsBlockBackingDetails); ok {
 			cv.diskPath = b.BackingDiskPath
 		}
+		if p, ok := r.paths.Load(cv.id); ok && cv.diskPath == "" {
+			cv.diskPath = p.(string)
+		}
 		if cv.diskPath == "" && v.VolumeType == string(cnstypes.CnsVolumeTypeBlock) {
 			// vcsim answers the base backing details, without the path: the volume's
 			// first-class disk has it.
@@ -62,13 +67,16 @@ func (r cnsRegistry) volumes(ctx context.Context, ids []string) (map[string]cnsV
 				return nil, err
 			}
 		}
+		if cv.diskPath != "" {
+			r.paths.Store(cv.id, cv.diskPath)
+		}
 		out[cv.id] = cv
 	}
 	return out, nil
 }
 
 // fcdPath is the file of the first-class disk id on the datastore with the URL.
-func (r cnsRegistry) fcdPath(ctx context.Context, id, datastoreURL string) (string, error) {
+func (r *cnsRegistry) fcdPath(ctx context.Context, id, datastoreURL string) (string, error) {
 	ds, err := r.datastore(ctx, datastoreURL)
 	if err != nil || ds == nil {
 		return "", err
@@ -87,7 +95,7 @@ func (r cnsRegistry) fcdPath(ctx context.Context, id, datastoreURL string) (stri
 }
 
 // datastore finds the datastore with the URL; nil when none has it.
-func (r cnsRegistry) datastore(ctx context.Context, url string) (*types.ManagedObjectReference, error) {
+func (r *cnsRegistry) datastore(ctx context.Context, url string) (*types.ManagedObjectReference, error) {
 	c := r.vc
 	cv, err := view.NewManager(c).CreateContainerView(ctx, c.ServiceContent.RootFolder, []string{"Datastore"}, true)
 	if err != nil {
@@ -108,7 +116,7 @@ func (r cnsRegistry) datastore(ctx context.Context, url string) (*types.ManagedO
 
 // attach records in CNS that vm uses the volume; errInUse when CNS says it is attached
 // already.
-func (r cnsRegistry) attach(ctx context.Context, id string, vm types.ManagedObjectReference) error {
+func (r *cnsRegistry) attach(ctx context.Context, id string, vm types.ManagedObjectReference) error {
 	err := r.run(ctx, func() (*object.Task, error) {
 		return r.c.AttachVolume(ctx, []cnstypes.CnsVolumeAttachDetachSpec{{VolumeId: cnstypes.CnsVolumeId{Id: id}, Vm: vm}})
 	})
@@ -123,7 +131,7 @@ func (r cnsRegistry) attach(ctx context.Context, id string, vm types.ManagedObje
 
 // detach records in CNS that vm no longer uses the volume; a volume CNS does not record
 // as attached (a detach that already ran) is detached.
-func (r cnsRegistry) detach(ctx context.Context, id string, vm types.ManagedObjectReference) error {
+func (r *cnsRegistry) detach(ctx context.Context, id string, vm types.ManagedObjectReference) error {
 	err := r.run(ctx, func() (*object.Task, error) {
 		return r.c.DetachVolume(ctx, []cnstypes.CnsVolumeAttachDetachSpec{{VolumeId: cnstypes.CnsVolumeId{Id: id}, Vm: vm}})
 	})
@@ -138,7 +146,7 @@ func (r cnsRegistry) detach(ctx context.Context, id string, vm types.ManagedObje
 
 // run starts a CNS task and waits for it; a fault of the task or of its one volume
 // result is the error.
-func (r cnsRegistry) run(ctx context.Context, start func() (*object.Task, error)) error {
+func (r *cnsRegistry) run(ctx context.Context, start func() (*object.Task, error)) error {
 	t, err := start()
 	if err != nil {
 		return err
