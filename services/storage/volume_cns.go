@@ -35,6 +35,9 @@ type cnsRegistry struct {
 	c     *cns.Client
 	vc    *vim25.Client
 	paths sync.Map // volume ID → its disk file, which does not change
+
+	mu         sync.Mutex
+	datastores map[string]types.ManagedObjectReference // by URL, read again for a URL it lacks
 }
 
 // volumes looks up the CNS volumes by ID in one query; an ID CNS does not know is absent
@@ -96,6 +99,11 @@ func (r *cnsRegistry) fcdPath(ctx context.Context, id, datastoreURL string) (str
 
 // datastore finds the datastore with the URL; nil when none has it.
 func (r *cnsRegistry) datastore(ctx context.Context, url string) (*types.ManagedObjectReference, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ds, ok := r.datastores[url]; ok {
+		return &ds, nil
+	}
 	c := r.vc
 	cv, err := view.NewManager(c).CreateContainerView(ctx, c.ServiceContent.RootFolder, []string{"Datastore"}, true)
 	if err != nil {
@@ -106,10 +114,12 @@ func (r *cnsRegistry) datastore(ctx context.Context, url string) (*types.Managed
 	if err := cv.Retrieve(ctx, []string{"Datastore"}, []string{"summary.url"}, &all); err != nil {
 		return nil, fmt.Errorf("find datastore %s: %w", url, err)
 	}
+	r.datastores = make(map[string]types.ManagedObjectReference, len(all))
 	for _, ds := range all {
-		if ds.Summary.Url == url {
-			return &ds.Self, nil
-		}
+		r.datastores[ds.Summary.Url] = ds.Self
+	}
+	if ds, ok := r.datastores[url]; ok {
+		return &ds, nil
 	}
 	return nil, nil
 }
