@@ -17,6 +17,7 @@ import (
 	cnstypes "github.com/vmware/govmomi/cns/types"
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/inventory"
@@ -45,7 +46,7 @@ func BenchmarkVolumes(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ds := sharedDatastore(b, direct)
+	ds := sharedDatastore(b, direct.c.Client)
 	apiVMs := st.poweredOnVMs(b, "vols", benchConcurrency)
 	directVMs := make([]*object.VirtualMachine, benchConcurrency)
 	for i := range directVMs {
@@ -57,8 +58,8 @@ func BenchmarkVolumes(b *testing.B) {
 	var api, raw volumeRound
 	for i := range b.N {
 		b.StopTimer()
-		apiVols := createVolumes(b, cnsClient, ds, n)
-		directVols := createVolumes(b, cnsClient, ds, n)
+		apiVols := createVolumes(b, cnsClient, ds, n, 1024)
+		directVols := createVolumes(b, cnsClient, ds, n, 1024)
 		claims := st.bindClaims(b, fmt.Sprintf("bench-%d", i), apiVols)
 		b.StartTimer()
 		api.add(st.attachRound(b, apiVMs, claims))
@@ -102,9 +103,9 @@ type benchVolume struct {
 	id, path, claim string
 }
 
-func sharedDatastore(b *testing.B, d *directPath) types.ManagedObjectReference {
+func sharedDatastore(b testing.TB, c *vim25.Client) types.ManagedObjectReference {
 	b.Helper()
-	finder := find.NewFinder(d.c.Client)
+	finder := find.NewFinder(c)
 	dc, err := finder.Datacenter(context.Background(), inventory.Datacenter)
 	if err != nil {
 		b.Fatal(err)
@@ -117,9 +118,9 @@ func sharedDatastore(b *testing.B, d *directPath) types.ManagedObjectReference {
 	return ds.Reference()
 }
 
-// createVolumes creates n CNS block volumes of 1 GiB on the datastore, as the claim loop
+// createVolumes creates n CNS block volumes of mib MiB on the datastore, as the claim loop
 // does.
-func createVolumes(b *testing.B, c *cns.Client, ds types.ManagedObjectReference, n int) []benchVolume {
+func createVolumes(b testing.TB, c *cns.Client, ds types.ManagedObjectReference, n int, mib int64) []benchVolume {
 	b.Helper()
 	ctx := context.Background()
 	out := make([]benchVolume, n)
@@ -129,7 +130,7 @@ func createVolumes(b *testing.B, c *cns.Client, ds types.ManagedObjectReference,
 			Datastores: []types.ManagedObjectReference{ds},
 			Metadata:   cnstypes.CnsVolumeMetadata{ContainerCluster: cnstypes.CnsContainerCluster{ClusterType: string(cnstypes.CnsClusterTypeKubernetes), ClusterId: "vmop"}},
 			BackingObjectDetails: &cnstypes.CnsBlockBackingDetails{
-				CnsBackingObjectDetails: cnstypes.CnsBackingObjectDetails{CapacityInMb: 1024},
+				CnsBackingObjectDetails: cnstypes.CnsBackingObjectDetails{CapacityInMb: mib},
 			},
 		}})
 		if err != nil {
