@@ -123,7 +123,7 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 	held := heldDisks(vm.Spec.Volumes, prev)
 	var detach []string
 	for id, disk := range cnsDisks(devices) {
-		if keep[id] || held[backingOf(disk).uuid] {
+		if _, ok := held[backingOf(disk).uuid]; ok || keep[id] {
 			continue
 		}
 		if on && isIDE(devices, disk) {
@@ -158,7 +158,7 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 	rep := report(want, object.VirtualDeviceList(mvm.Config.Hardware.Device), mvm.LayoutEx, held, reconfigureErr)
 	if on {
 		for id, disk := range cnsDisks(object.VirtualDeviceList(mvm.Config.Hardware.Device)) {
-			if !keep[id] && !held[backingOf(disk).uuid] && isIDE(devices, disk) {
+			if _, ok := held[backingOf(disk).uuid]; !ok && !keep[id] && isIDE(devices, disk) {
 				rep.problems = append(rep.problems, fmt.Sprintf("volume %s is on an IDE controller, which cannot remove a disk while the VM is powered on", id))
 			}
 		}
@@ -281,16 +281,17 @@ func (a *attacher) holder(ctx context.Context, v cnsVolume, self types.ManagedOb
 	return "", nil
 }
 
-// heldDisks are the disk UUIDs the last report gave to entries still in the spec.
-func heldDisks(spec []model.VirtualMachineVolume, prev []model.VirtualMachineVolumeStatus) map[string]bool {
+// heldDisks are the disks the last report gave to entries still in the spec: disk UUID →
+// entry name.
+func heldDisks(spec []model.VirtualMachineVolume, prev []model.VirtualMachineVolumeStatus) map[string]string {
 	names := map[string]bool{}
 	for _, v := range spec {
 		names[v.Name] = true
 	}
-	out := map[string]bool{}
+	out := map[string]string{}
 	for _, p := range prev {
 		if p.Type == model.VolumeTypeManaged && p.Attached && p.DiskUUID != "" && names[p.Name] {
-			out[p.DiskUUID] = true
+			out[p.DiskUUID] = p.Name
 		}
 	}
 	return out

@@ -11,12 +11,16 @@ import (
 
 // report is the Managed entries of status.volumes, in spec order: each volume's disk as
 // the VM has it, or why it is not attached. reconfigureErr is vCenter's refusal of the
-// reconfigure, if any; held are the disks kept for entries whose claim cannot be read.
-func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.VirtualMachineFileLayoutEx, held map[string]bool, reconfigureErr error) volumeReport {
+// reconfigure, if any; held are the disks kept for entries whose claim cannot be read
+// (disk UUID → entry name), still reported attached.
+func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.VirtualMachineFileLayoutEx, held map[string]string, reconfigureErr error) volumeReport {
 	rep := volumeReport{managed: map[int32]bool{}}
+	heldDisk := map[string]*types.VirtualDisk{} // by entry name
 	for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
-		if disk := d.(*types.VirtualDisk); held[backingOf(disk).uuid] {
+		disk := d.(*types.VirtualDisk)
+		if name, ok := held[backingOf(disk).uuid]; ok {
 			rep.managed[disk.Key] = true
+			heldDisk[name] = disk
 		}
 	}
 	for _, w := range want {
@@ -24,6 +28,8 @@ func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.V
 		var disk *types.VirtualDisk
 		if w.cns.id != "" {
 			disk = volumeDisk(devices, w.cns)
+		} else if w.problem != "" {
+			disk = heldDisk[w.spec.Name]
 		}
 		switch {
 		case disk != nil:

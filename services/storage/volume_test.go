@@ -198,3 +198,27 @@ func TestVolumeProblems(t *testing.T) {
 	unbound.put(t, js)
 	waitFor(t, "the bound claim's disk on the second VM", func() bool { return len(disksOf(t, secondVM)[unbound.volumeID]) == 1 })
 }
+
+// A claim that can no longer be read while its volume is still in the spec (the claim
+// deleted from the store behind pvc-protection's back) keeps the disk attached: the entry
+// is reported attached with the error, and nothing is detached.
+func TestUnreadableClaimKeepsItsDisk(t *testing.T) {
+	js := startService(t)
+	pvc := boundClaim(t, js, "kept-pvc", "8Gi", model.AccessModeReadWriteOnce)
+	v := deploytest.NewVM("my-namespace", "keeps", vmSpec(claimVolume("data", "kept-pvc")))
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	volumesVerified(t, js, v, "True")
+
+	if _, err := events.AppendSpec(t.Context(), js, pvc.ref, events.OpDelete, nil, pvc.seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	v.Put(t, js, false)
+	st := volumesVerified(t, js, v, "False")
+	if s := volumeStatus(st, "data"); s == nil || !s.Attached || s.Error != `PersistentVolumeClaim "kept-pvc" not found` {
+		t.Errorf("status of data %+v, want attached with the claim's error", s)
+	}
+	if d := disksOf(t, vm)[pvc.volumeID]; len(d) != 1 {
+		t.Errorf("%d disks of the volume, want it kept attached", len(d))
+	}
+}
