@@ -222,3 +222,24 @@ func TestUnreadableClaimKeepsItsDisk(t *testing.T) {
 		t.Errorf("%d disks of the volume, want it kept attached", len(d))
 	}
 }
+
+// A ReadWriteMany claim attached multi-writer (OracleRAC) is shared: two VMs both get its
+// disk, each once.
+func TestMultiWriterClaimIsShared(t *testing.T) {
+	js := startService(t)
+	pvc := boundClaim(t, js, "rac-shared", "8Gi", model.AccessModeReadWriteMany)
+	rac := claimVolume("oracle-data", "rac-shared")
+	rac.ApplicationType = model.VolumeApplicationTypeOracleRAC
+	var vms []*object.VirtualMachine
+	for _, name := range []string{"rac-1", "rac-2"} {
+		v := deploytest.NewVM("my-namespace", name, vmSpec(rac))
+		v.Put(t, js, false)
+		vms = append(vms, v.Deploy(t, vc, js, inventory.PhotonImage))
+		volumesVerified(t, js, v, "True")
+	}
+	for i, vm := range vms {
+		if d := disksOf(t, vm)[pvc.volumeID]; len(d) != 1 {
+			t.Errorf("rac-%d has %d disks of the shared volume, want 1", i+1, len(d))
+		}
+	}
+}
