@@ -118,23 +118,12 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 			attached = append(attached, w.cns.id)
 		}
 	}
-	// Disks of removed volumes: those whose volume no entry names, unless the last report
-	// gave one to an entry still there whose claim cannot be read now.
 	held := heldDisks(vm.Spec.Volumes, prev)
-	var detach []string
-	for id, disk := range cnsDisks(devices) {
-		if _, ok := held[backingOf(disk).uuid]; ok || keep[id] {
-			continue
-		}
-		if on && isIDE(devices, disk) {
-			continue // reported below: IDE disks are not hot-removed
-		}
-		if err := a.cns.detach(ctx, id, vcVM.Reference()); err != nil {
-			return volumeReport{}, mvm, err
-		}
-		changes = append(changes, removeDisk(disk))
-		detach = append(detach, id)
+	removes, err := a.detachRemoved(ctx, vcVM, devices, keep, held, on)
+	if err != nil {
+		return volumeReport{}, mvm, err
 	}
+	changes = append(changes, removes...)
 
 	var reconfigureErr error
 	if len(changes) > 0 {
@@ -164,6 +153,24 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 		}
 	}
 	return rep, mvm, nil
+}
+
+// detachRemoved detaches in CNS the disks vmop attached whose volume no entry names any
+// more, unless the last report gave the disk to an entry still there whose claim cannot be
+// read now, and returns their removals. IDE disks of a running VM stay (no hot-remove).
+func (a *attacher) detachRemoved(ctx context.Context, vcVM *object.VirtualMachine, devices object.VirtualDeviceList,
+	keep map[string]bool, held map[string]string, on bool) ([]types.BaseVirtualDeviceConfigSpec, error) {
+	var removes []types.BaseVirtualDeviceConfigSpec
+	for id, disk := range cnsDisks(devices) {
+		if _, ok := held[backingOf(disk).uuid]; ok || keep[id] || (on && isIDE(devices, disk)) {
+			continue
+		}
+		if err := a.cns.detach(ctx, id, vcVM.Reference()); err != nil {
+			return nil, err
+		}
+		removes = append(removes, removeDisk(disk))
+	}
+	return removes, nil
 }
 
 // resolve reads each volume's claim and its CNS volume. CNS is asked only about volumes

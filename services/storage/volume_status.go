@@ -39,8 +39,11 @@ func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.V
 			if w.claim.requested > 0 {
 				v.Requested = bytes(w.claim.requested)
 			}
-			if w.problem != "" {
+			switch {
+			case w.problem != "":
 				v.Error = w.problem
+			case reconfigureErr != nil && disk.CapacityInBytes < w.cns.capacity:
+				v.Error = fmt.Sprintf("growing the disk to %s failed: %v", bytes(w.cns.capacity), reconfigureErr)
 			}
 		case w.problem != "":
 			v.Error = w.problem
