@@ -27,8 +27,9 @@ type Kind struct {
 	ShortNames []string
 
 	// Namespaced kinds live in namespaces; HasStatus kinds have a /status subresource;
-	// PrivilegedWrite kinds may be written by privileged callers only.
-	Namespaced, HasStatus, PrivilegedWrite bool
+	// PrivilegedWrite kinds may be written by privileged callers only; ReadOnly kinds
+	// (the Events, see [EventKinds]) are served for get, list and watch only.
+	Namespaced, HasStatus, PrivilegedWrite, ReadOnly bool
 
 	// Columns are the printer columns, Age last (as kubectl prints them).
 	Columns []Column
