@@ -160,7 +160,7 @@ func conditionChanged(data json.RawMessage) description {
 		return description{"ConditionChanged", "A condition changed", corev1.EventTypeNormal, componentGateway}
 	}
 	msg := string(c.Status)
-	if c.Reason != "" {
+	if c.Reason != "" && c.Reason != string(c.Status) {
 		msg += " (" + c.Reason + ")"
 	}
 	if c.Message != "" {

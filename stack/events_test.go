@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestKubectlEvents walks issue #12's acceptance for Events with the real kubectl: describe
+// lists a VM's events (created, powered on), kubectl get events -w shows a power-off as it
+// happens, kubectl get events prints the usual columns.
+func TestKubectlEvents(t *testing.T) {
+	s := startStack(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	watch := exec.CommandContext(ctx, "kubectl", "--kubeconfig", s.kubeconfig, "get", "events", "-n", "my-namespace", "-w")
+	watch.Env = append(watch.Environ(), "HOME="+s.data)
+	stdout, err := watch.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1000)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+
+	if out, err := s.kubectlCtx(ctx, []byte(vmExample), "apply", "-n", "my-namespace", "-f", "-"); err != nil {
+		t.Fatalf("apply vm-example: %v\n%s", err, out)
+	}
+	s.eventually("my-vm powered on", func() bool {
+		out, err := s.kubectlErr("get", "vm", "my-vm", "-n", "my-namespace", "-o", "jsonpath={.status.powerState}")
+		return err == nil && out == "PoweredOn"
+	})
+
+	// describe asks for the VM's events by involvedObject (kind, name, namespace, uid).
+	created := regexp.MustCompile(`(?m)^\s+Normal\s+Created\s+\S+\s+vmop-api\s+Created`)
+	poweredOn := regexp.MustCompile(`(?m)^\s+Normal\s+PoweredOn\s+\S+\s+vmop-power\s+Powered on, was PoweredOff`)
+	var describe string
+	s.eventually("describe vm lists Created and PoweredOn", func() bool {
+		describe = s.kubectl("describe", "vm", "my-vm", "-n", "my-namespace")
+		return created.MatchString(describe) && poweredOn.MatchString(describe)
+	})
+	if events := describe[strings.Index(describe, "\nEvents:"):]; !strings.Contains(events, "Type") || !strings.Contains(events, "From") {
+		t.Errorf("describe's Events section:\n%s", events)
+	}
+
+	s.kubectl("patch", "vm", "my-vm", "-n", "my-namespace", "--type", "merge", "-p", `{"spec":{"powerState":"PoweredOff"}}`)
+	deadline := time.After(60 * time.Second)
+	for seen := false; !seen; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("kubectl get events -w ended before the power-off")
+			}
+			seen = strings.Contains(l, "PoweredOff") && strings.Contains(l, "virtualmachine/my-vm")
+		case <-deadline:
+			t.Fatal("kubectl get events -w did not show the power-off within 60s")
+		}
+	}
+
+	out := s.kubectl("get", "events", "-n", "my-namespace")
+	if header := strings.Fields(strings.SplitN(out, "\n", 2)[0]); strings.Join(header, " ") != "LAST SEEN TYPE REASON OBJECT MESSAGE" {
+		t.Errorf("kubectl get events header %q:\n%s", header, out)
+	}
+	if out, err := s.kubectlErr("--context", "user", "get", "events", "-n", "kube-system"); err == nil || !strings.Contains(out, "Forbidden") {
+		t.Errorf("user listing kube-system's events: err=%v\n%s", err, out)
+	}
+}
