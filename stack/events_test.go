@@ -55,6 +55,13 @@ func TestKubectlEvents(t *testing.T) {
 		t.Errorf("describe's Events section:\n%s", events)
 	}
 
+	// A VM without a readiness probe: nothing says whether it is ready, its READY is blank.
+	out := s.kubectl("get", "vm", "my-vm", "-n", "my-namespace")
+	rows := strings.Split(out, "\n")
+	at := strings.Index(rows[0], "READY")
+	if len(rows) < 2 || at < 0 || len(rows[1]) < at+len("READY") || strings.TrimSpace(rows[1][at:at+len("READY")]) != "" {
+		t.Errorf("kubectl get vm without a probe: want a blank READY cell:\n%s", out)
+	}
 	s.kubectl("patch", "vm", "my-vm", "-n", "my-namespace", "--type", "merge", "-p", `{"spec":{"powerState":"PoweredOff"}}`)
 	deadline := time.After(60 * time.Second)
 	for seen := false; !seen; {
@@ -69,7 +76,7 @@ func TestKubectlEvents(t *testing.T) {
 		}
 	}
 
-	out := s.kubectl("get", "events", "-n", "my-namespace")
+	out = s.kubectl("get", "events", "-n", "my-namespace")
 	if header := strings.Fields(strings.SplitN(out, "\n", 2)[0]); strings.Join(header, " ") != "LAST SEEN TYPE REASON OBJECT MESSAGE" {
 		t.Errorf("kubectl get events header %q:\n%s", header, out)
 	}
