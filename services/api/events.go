@@ -142,9 +142,13 @@ func (s *server) watchEvents(c echo.Context, t target) error {
 		return err
 	}
 	defer release()
-	rv := q.Get("resourceVersion")
+	rv, fromRV := q.Get("resourceVersion"), q.Get("resourceVersion")
+	initialEvents := q.Get("sendInitialEvents") == "true"
+	if initialEvents {
+		fromRV = "" // the current Events are at least as new as any resourceVersion asked for
+	}
 	changes, err := s.events.store.Watch(ctx, kubeevents.WatchOptions{
-		Namespace: t.Namespace, Fields: sel, FromRV: rv, InitialEventsEnd: q.Get("sendInitialEvents") == "true",
+		Namespace: t.Namespace, Fields: sel, FromRV: fromRV, InitialEventsEnd: initialEvents,
 	})
 	switch {
 	case errors.Is(err, kubeevents.ErrGone):

@@ -132,6 +132,39 @@ func TestEventsServeTheEventsStream(t *testing.T) {
 		t.Errorf("watched %s (%v), want the ADDED PoweredOff", lines.Bytes(), err)
 	}
 
+	// An informer's watch-list: the current events, then the bookmark that ends them.
+	req, err = http.NewRequestWithContext(ctx, "GET", g.URL+coreEvents+"?watch=1&sendInitialEvents=true&allowWatchBookmarks=true"+
+		"&resourceVersionMatch=NotOlderThan&resourceVersion="+list.ResourceVersion+"&fieldSelector=involvedObject.name%3Dev-vm", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+userToken)
+	watchList, err := g.client.Do(req)
+	if err != nil || watchList.StatusCode != http.StatusOK {
+		t.Fatalf("watch-list: %v %v", watchList, err)
+	}
+	defer watchList.Body.Close()
+	var got []string
+	for lines := bufio.NewScanner(watchList.Body); len(got) == 0 || !strings.HasPrefix(got[len(got)-1], "BOOKMARK"); {
+		if !lines.Scan() {
+			t.Fatalf("watch-list ended after %v: %v", got, lines.Err())
+		}
+		var ev struct {
+			Type   string       `json:"type"`
+			Object corev1.Event `json:"object"`
+		}
+		if err := json.Unmarshal(lines.Bytes(), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == "BOOKMARK" && ev.Object.Annotations[metav1.InitialEventsAnnotationKey] != "true" {
+			t.Errorf("bookmark without the initial-events-end annotation: %s", lines.Bytes())
+		}
+		got = append(got, ev.Type+" "+ev.Object.Reason)
+	}
+	if want := []string{"ADDED Created", "ADDED PoweredOn", "ADDED PoweredOff", "BOOKMARK "}; !slices.Equal(got, want) {
+		t.Errorf("watch-list = %q, want %q", got, want)
+	}
+
 	for _, c := range []struct {
 		what, method, path, token string
 		code                      int
