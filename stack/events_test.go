@@ -12,7 +12,8 @@ import (
 
 // TestKubectlEvents walks issue #12's acceptance for Events with the real kubectl: describe
 // lists a VM's events (created, powered on), kubectl get events -w shows a power-off as it
-// happens, kubectl get events prints the usual columns.
+// happens, kubectl get events prints the usual columns, describe vmg|pvc have their Events
+// section.
 func TestKubectlEvents(t *testing.T) {
 	s := startStack(t)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -79,6 +80,31 @@ func TestKubectlEvents(t *testing.T) {
 	out = s.kubectl("get", "events", "-n", "my-namespace")
 	if header := strings.Fields(strings.SplitN(out, "\n", 2)[0]); strings.Join(header, " ") != "LAST SEEN TYPE REASON OBJECT MESSAGE" {
 		t.Errorf("kubectl get events header %q:\n%s", header, out)
+	}
+	// describe vmg and pvc ask for their events too (the PVC's in protobuf, by its typed describer).
+	const others = `apiVersion: vmoperator.vmware.com/v1alpha5
+kind: VirtualMachineGroup
+metadata:
+  name: ev-group
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: ev-claim
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: my-storage-class
+  resources:
+    requests:
+      storage: 1Gi
+`
+	if out, err := s.kubectlCtx(ctx, []byte(others), "apply", "-n", "my-namespace", "-f", "-"); err != nil {
+		t.Fatalf("apply a group and a claim: %v\n%s", err, out)
+	}
+	for _, what := range []string{"vmg/ev-group", "pvc/ev-claim"} {
+		if out := s.kubectl("describe", what, "-n", "my-namespace"); !regexp.MustCompile(`(?m)^Events:`).MatchString(out) {
+			t.Errorf("describe %s has no Events section:\n%s", what, out)
+		}
 	}
 	if out, err := s.kubectlErr("--context", "user", "get", "events", "-n", "kube-system"); err == nil || !strings.Contains(out, "Forbidden") {
 		t.Errorf("user listing kube-system's events: err=%v\n%s", err, out)

@@ -28,16 +28,6 @@ type eventFeed struct {
 	js    jetstream.JetStream
 }
 
-// eventKind resolves the Events kinds, which are not among the stored kinds.
-func eventKind(group, version, plural string) (model.Kind, bool) {
-	for _, k := range model.EventKinds() {
-		if k.Group == group && k.Version == version && k.Plural == plural {
-			return k, true
-		}
-	}
-	return model.Kind{}, false
-}
-
 // serveEvents serves get, list and watch of the read-only Events kinds (the caller has
 // authorized the verb); anything else is 405, as for any verb a resource does not offer.
 func (s *server) serveEvents(c echo.Context, t target, verb string) error {

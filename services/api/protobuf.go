@@ -47,6 +47,7 @@ var protobufKinds = map[schema.GroupVersionKind]bool{
 	corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"): true,
 	corev1.SchemeGroupVersion.WithKind("ResourceQuota"):         true,
 	corev1.SchemeGroupVersion.WithKind("Event"):                 true,
+	corev1.SchemeGroupVersion.WithKind("Pod"):                   true,
 	eventsv1.SchemeGroupVersion.WithKind("Event"):               true,
 }
 

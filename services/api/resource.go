@@ -48,7 +48,7 @@ func (s *server) serveVerb(c echo.Context, t target, verb string) error {
 		return err
 	}
 	if t.Kind.ReadOnly {
-		return s.serveEvents(c, t, verb)
+		return s.serveReadOnly(c, t, verb)
 	}
 	if verb == "create" || verb == "update" || verb == "patch" {
 		defer s.quotas.Hold(t.Kind, t.Namespace)() // until the write is folded (respondStored)

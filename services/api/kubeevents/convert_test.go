@@ -28,48 +28,50 @@ func cloudEvent(t *testing.T, id, typ string, data any) []byte {
 
 func TestConvert(t *testing.T) {
 	vm := events.Ref{Plural: "virtualmachines", Namespace: "my-namespace", Name: "my-vm"}
+	claim := events.Ref{Plural: "persistentvolumeclaims", Namespace: "my-namespace", Name: "my-claim"}
 	object := map[string]any{"metadata": map[string]any{"uid": "u-1", "generation": 2}}
 	tests := []struct {
 		name, typ, id           string
+		about                   events.Ref
 		data                    any
 		reason, message, evType string
 		component, involvedUID  string
 	}{
-		{"created", events.TypeVirtualMachineCreated, "u-1/created", object,
+		{"created", events.TypeVirtualMachineCreated, "u-1/created", vm, object,
 			"Created", "Created (generation 2)", "Normal", "vmop-api", "u-1"},
-		{"updated", events.TypeVirtualMachineUpdated, "u-1/updated/3.4", object,
+		{"updated", events.TypeVirtualMachineUpdated, "u-1/updated/3.4", vm, object,
 			"Updated", "Spec changed (generation 2)", "Normal", "vmop-api", "u-1"},
-		{"powered on", events.TypeVirtualMachinePoweredOn, "u-1/poweredon/7",
+		{"powered on", events.TypeVirtualMachinePoweredOn, "u-1/poweredon/7", vm,
 			map[string]any{"powerState": "PoweredOn", "previousPowerState": "PoweredOff"},
 			"PoweredOn", "Powered on, was PoweredOff", "Normal", "vmop-power", "u-1"},
-		{"powered off in vCenter", events.TypeVirtualMachinePoweredOff, "u-1/poweredoff/9",
+		{"powered off in vCenter", events.TypeVirtualMachinePoweredOff, "u-1/poweredoff/9", vm,
 			map[string]any{"powerState": "PoweredOff", "previousPowerState": "PoweredOn", "outOfBand": true},
 			"PoweredOff", "Powered off outside vmop (in vCenter), was PoweredOn", "Normal", "vmop-power", "u-1"},
-		{"power-on blocked", events.TypeVirtualMachinePowerOnBlocked, "u-1/poweronblocked/5",
+		{"power-on blocked", events.TypeVirtualMachinePowerOnBlocked, "u-1/poweronblocked/5", vm,
 			map[string]any{"checks": map[string]string{"backup": "first backup", "av": "scan"}},
 			"PowerOnBlocked", `Power-on waits for the power-on checks av="scan", backup="first backup"`, "Warning", "vmop-power", "u-1"},
-		{"condition went False", events.TypeVirtualMachineConditionChanged, "u-1/conditionchanged/3.4/Ready",
+		{"condition went False", events.TypeVirtualMachineConditionChanged, "u-1/conditionchanged/3.4/Ready", vm,
 			map[string]any{"type": "Ready", "status": "False", "reason": "ProbeFailed", "message": "no answer"},
 			"Ready", "False (ProbeFailed): no answer", "Warning", "vmop-api", "u-1"},
-		{"condition went True", events.TypeVirtualMachineConditionChanged, "u-1/conditionchanged/3.5/Ready",
+		{"condition went True", events.TypeVirtualMachineConditionChanged, "u-1/conditionchanged/3.5/Ready", vm,
 			map[string]any{"type": "Ready", "status": "True", "reason": "ProbeSucceeded"},
 			"Ready", "True (ProbeSucceeded)", "Normal", "vmop-api", "u-1"},
-		{"condition whose reason is its status", events.TypeVirtualMachineConditionChanged, "u-1/conditionchanged/3.6/VirtualMachineClassReady",
+		{"condition whose reason is its status", events.TypeVirtualMachineConditionChanged, "u-1/conditionchanged/3.6/VirtualMachineClassReady", vm,
 			map[string]any{"type": "VirtualMachineClassReady", "status": "True", "reason": "True"},
 			"VirtualMachineClassReady", "True", "Normal", "vmop-api", "u-1"},
-		{"delete blocked", events.TypeVirtualMachineDeleteBlocked, "u-1/deleteblocked/3.4",
+		{"delete blocked", events.TypeVirtualMachineDeleteBlocked, "u-1/deleteblocked/3.4", vm,
 			map[string]any{"checks": map[string]string{"backup": "running"}},
 			"DeleteBlocked", `Deletion waits for the delete checks backup="running"`, "Warning", "vmop-api", "u-1"},
-		{"another kind's event says it itself", "vmop.persistentvolumeclaim.provisioningfailed", "c-1/provisioningfailed/4",
+		{"another kind's event says it itself", "vmop.persistentvolumeclaim.provisioningfailed", "c-1/provisioningfailed/4", claim,
 			map[string]any{"reason": "ProvisioningFailed", "message": "no space", "type": "Warning", "component": "vmop-storage"},
 			"ProvisioningFailed", "no space", "Warning", "vmop-storage", "c-1"},
-		{"an event that says nothing", "vmop.persistentvolumeclaim.bound", "c-1/bound/5", map[string]any{},
+		{"an event that says nothing", "vmop.persistentvolumeclaim.bound", "c-1/bound/5", claim, map[string]any{},
 			"Bound", "Bound", "Normal", "vmop", "c-1"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			seq := uint64(100 + i)
-			ev, err := Convert(events.EventSubject(vm, tt.typ), seq, time.Now(), cloudEvent(t, tt.id, tt.typ, tt.data))
+			ev, err := Convert(events.EventSubject(tt.about, tt.typ), seq, time.Now(), cloudEvent(t, tt.id, tt.typ, tt.data))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,6 +81,9 @@ func TestConvert(t *testing.T) {
 			}
 			want := corev1.ObjectReference{Kind: "VirtualMachine", APIVersion: "vmoperator.vmware.com/v1alpha5",
 				Namespace: "my-namespace", Name: "my-vm", UID: types.UID(tt.involvedUID)}
+			if tt.about == claim {
+				want.Kind, want.APIVersion, want.Name = "PersistentVolumeClaim", "v1", "my-claim"
+			}
 			if ev.InvolvedObject != want {
 				t.Errorf("involvedObject = %+v, want %+v", ev.InvolvedObject, want)
 			}

@@ -6,10 +6,13 @@ const (
 	VersionEvents = "v1"
 )
 
-// EventKinds are the Kubernetes Event kinds, core v1 and events.k8s.io/v1: one feed, the
-// EVENTS stream, served in two shapes. They are read-only (nothing appends them to SPECS),
-// so they are not among [Kinds], which are the stored kinds.
-func EventKinds() []Kind {
+// ReadOnlyKinds are the kinds served for get, list and watch only, not stored in SPECS, so
+// not among [Kinds]:
+//   - the Kubernetes Events, core v1 and events.k8s.io/v1: one feed, the EVENTS stream,
+//     served in two shapes;
+//   - Pods, of which vmop runs none: they are served (always none) because kubectl
+//     describe pvc lists the pods that mount the claim before it prints its events.
+func ReadOnlyKinds() []Kind {
 	return []Kind{
 		{
 			Group: GroupCore, Version: VersionCore, Kind: "Event", ListKind: "EventList",
@@ -19,6 +22,11 @@ func EventKinds() []Kind {
 		{
 			Group: GroupEvents, Version: VersionEvents, Kind: "Event", ListKind: "EventList",
 			Plural: "events", Singular: "event", ShortNames: []string{"ev"},
+			Namespaced: true, ReadOnly: true,
+		},
+		{
+			Group: GroupCore, Version: VersionCore, Kind: "Pod", ListKind: "PodList",
+			Plural: "pods", Singular: "pod", ShortNames: []string{"po"},
 			Namespaced: true, ReadOnly: true,
 		},
 	}
