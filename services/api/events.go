@@ -117,21 +117,11 @@ func (s *server) watchEvents(c echo.Context, t target) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	if v := q.Get("timeoutSeconds"); v != "" {
-		secs, err := strconv.Atoi(v)
-		if err != nil || secs < 0 {
-			return badRequest("timeoutSeconds must be a non-negative integer")
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(secs)*time.Second)
-		defer cancel()
-	}
-	release, err := s.watches.acquire(userOf(c).Name)
+	ctx, done, err := s.startWatch(c)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer done()
 	rv, fromRV := q.Get("resourceVersion"), q.Get("resourceVersion")
 	initialEvents := q.Get("sendInitialEvents") == "true"
 	if initialEvents {
@@ -222,4 +212,24 @@ func eventSelectors(labelSel, fieldSel string) (sel fields.Selector, none bool, 
 		return nil, false, badRequest("fieldSelector: %v", err)
 	}
 	return sel, !ls.Matches(labels.Set{}), nil
+}
+
+// startWatch bounds a watch of a read-only kind by its timeoutSeconds and counts it against
+// the user's watches, as every watch (watch.go); done ends both.
+func (s *server) startWatch(c echo.Context) (ctx context.Context, done func(), err error) {
+	ctx, cancel := context.WithCancel(c.Request().Context())
+	if v := c.Request().URL.Query().Get("timeoutSeconds"); v != "" {
+		secs, err := strconv.Atoi(v)
+		if err != nil || secs < 0 {
+			cancel()
+			return nil, nil, badRequest("timeoutSeconds must be a non-negative integer")
+		}
+		ctx, cancel = context.WithTimeout(c.Request().Context(), time.Duration(secs)*time.Second)
+	}
+	release, err := s.watches.acquire(userOf(c).Name)
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return ctx, func() { release(); cancel() }, nil
 }

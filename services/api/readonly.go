@@ -1,12 +1,9 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,29 +57,18 @@ func (s *server) servePods(c echo.Context, t target, verb string) error {
 }
 
 func (s *server) watchNoPods(c echo.Context, t target) error {
-	q := c.Request().URL.Query()
-	ctx := c.Request().Context()
-	if v := q.Get("timeoutSeconds"); v != "" {
-		secs, err := strconv.Atoi(v)
-		if err != nil || secs < 0 {
-			return badRequest("timeoutSeconds must be a non-negative integer")
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(secs)*time.Second)
-		defer cancel()
-	}
-	release, err := s.watches.acquire(userOf(c).Name)
+	ctx, done, err := s.startWatch(c)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer done()
 	w := c.Response()
 	out := s.watchWriter(w)
 	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	if err := out.send(func() error { w.WriteHeader(http.StatusOK); return nil }); err != nil {
 		return nil // client went away
 	}
-	if q.Get("sendInitialEvents") == "true" {
+	if c.Request().URL.Query().Get("sendInitialEvents") == "true" {
 		bookmark, err := json.Marshal(map[string]any{
 			"apiVersion": "v1", "kind": t.Kind.Kind,
 			"metadata": map[string]any{
