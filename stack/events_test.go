@@ -81,6 +81,13 @@ func TestKubectlEvents(t *testing.T) {
 	if header := strings.Fields(strings.SplitN(out, "\n", 2)[0]); strings.Join(header, " ") != "LAST SEEN TYPE REASON OBJECT MESSAGE" {
 		t.Errorf("kubectl get events header %q:\n%s", header, out)
 	}
+	if out := s.kubectl("get", "ev", "-n", "my-namespace", "--field-selector", "reason=PoweredOff"); !strings.Contains(out, "virtualmachine/my-vm") {
+		t.Errorf("kubectl get ev --field-selector reason=PoweredOff:\n%s", out)
+	}
+	if out := s.kubectl("events", "-n", "my-namespace", "--for", "vm/my-vm", "--types", "Normal"); !strings.Contains(out, "PoweredOff") || !strings.Contains(out, "Created") {
+		t.Errorf("kubectl events --for vm/my-vm:\n%s", out)
+	}
+
 	// describe vmg and pvc ask for their events too (the PVC's in protobuf, by its typed describer).
 	const others = `apiVersion: vmoperator.vmware.com/v1alpha5
 kind: VirtualMachineGroup
