@@ -31,17 +31,11 @@ func (s *server) watch(c echo.Context, t target) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	if lq.TimeoutSeconds != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(*lq.TimeoutSeconds)*time.Second)
-		defer cancel()
-	}
-	release, err := s.watches.acquire(userOf(c).Name)
+	ctx, done, err := s.startWatch(c)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer done()
 	wo := readmodel.WatchOptions{
 		Plural: opts.Plural, Namespace: opts.Namespace, Label: opts.Label, Fields: opts.Fields,
 		FromRV: lq.ResourceVersion,
