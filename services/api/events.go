@@ -61,6 +61,9 @@ func (s *server) getEvent(c echo.Context, t target) error {
 
 func (s *server) listEvents(c echo.Context, t target) error {
 	q := c.Request().URL.Query()
+	if _, err := listQueryOf(q, false, checkEventRV, eventRVForm); err != nil {
+		return err
+	}
 	sel, none, err := eventSelectors(q.Get("labelSelector"), q.Get("fieldSelector"))
 	if err != nil {
 		return err
@@ -113,6 +116,9 @@ func (s *server) listEvents(c echo.Context, t target) error {
 // followed by the bookmark that marks their end.
 func (s *server) watchEvents(c echo.Context, t target) error {
 	q := c.Request().URL.Query()
+	if _, err := listQueryOf(q, true, checkEventRV, eventRVForm); err != nil {
+		return err
+	}
 	sel, none, err := eventSelectors(q.Get("labelSelector"), q.Get("fieldSelector"))
 	if err != nil {
 		return err
@@ -232,4 +238,15 @@ func (s *server) startWatch(c echo.Context) (ctx context.Context, done func(), e
 		return nil, nil, err
 	}
 	return ctx, func() { release(); cancel() }, nil
+}
+
+// An Event's resourceVersion is its EVENTS sequence.
+const eventRVForm = `"" or an EVENTS sequence`
+
+func checkEventRV(rv string) error {
+	if rv == "" {
+		return nil
+	}
+	_, err := strconv.ParseUint(rv, 10, 64)
+	return err
 }

@@ -28,6 +28,12 @@ const tooLargeRVWait = 3 * time.Second
 // For a watch it defaults as kube-apiserver with WatchList does: without a resourceVersion
 // (or "0") the watch sends the current objects first.
 func listQuery(q url.Values, watch bool) (internalversion.ListOptions, error) {
+	return listQueryOf(q, watch, readmodel.CheckRV, `"0" or "<SPECS sequence>.<STATUS sequence>"`)
+}
+
+// listQueryOf is listQuery for a store whose resourceVersions checkRV accepts (rvForm says
+// what they look like): the read model's, or the Events' EVENTS sequence.
+func listQueryOf(q url.Values, watch bool, checkRV func(string) error, rvForm string) (internalversion.ListOptions, error) {
 	var opts internalversion.ListOptions
 	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, &opts); err != nil {
 		return opts, apierrors.NewBadRequest(err.Error())
@@ -37,8 +43,8 @@ func listQuery(q url.Values, watch bool) (internalversion.ListOptions, error) {
 	if errs := validation.ValidateListOptions(&opts, true); len(errs) > 0 {
 		return opts, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
 	}
-	if readmodel.CheckRV(opts.ResourceVersion) != nil {
-		err := field.Invalid(field.NewPath("resourceVersion"), opts.ResourceVersion, `must be "0" or "<SPECS sequence>.<STATUS sequence>"`)
+	if checkRV(opts.ResourceVersion) != nil {
+		err := field.Invalid(field.NewPath("resourceVersion"), opts.ResourceVersion, "must be "+rvForm)
 		return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %v", err))
 	}
 	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds < 0 {

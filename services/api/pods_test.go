@@ -11,7 +11,7 @@ import (
 
 // TestPodsAreNone: vmop runs no pods, and says so as kube-apiserver would for a namespace
 // without any (kubectl describe pvc lists them): an empty list, in protobuf too, a get 404;
-// nobody may create one.
+// nobody may create one. Pods and Events check their list and watch options as every kind does.
 func TestPodsAreNone(t *testing.T) {
 	g := startGateway(t, newStreams(t), t.TempDir())
 	const pods = "/api/v1/namespaces/my-namespace/pods"
@@ -34,6 +34,9 @@ func TestPodsAreNone(t *testing.T) {
 		{"get", "GET", pods + "/web", userToken, http.StatusNotFound},
 		{"create", "POST", pods, adminToken, http.StatusMethodNotAllowed},
 		{"another's namespace", "GET", "/api/v1/namespaces/kube-system/pods", userToken, http.StatusForbidden},
+		{"malformed resourceVersion", "GET", pods + "?watch=1&resourceVersion=abc", userToken, http.StatusBadRequest},
+		{"events: malformed resourceVersion", "GET", "/api/v1/namespaces/my-namespace/events?watch=1&resourceVersion=1.2", userToken, http.StatusBadRequest},
+		{"events: list with a bad combination", "GET", "/api/v1/namespaces/my-namespace/events?resourceVersionMatch=Exact", userToken, http.StatusUnprocessableEntity},
 	} {
 		if code, body := g.do(c.method, c.path, c.token, `{"metadata":{"name":"web"}}`); code != c.code {
 			t.Errorf("%s: %d %s, want %d", c.what, code, body, c.code)

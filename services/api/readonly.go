@@ -37,6 +37,11 @@ func (s *server) serveReadOnly(c echo.Context, t target, verb string) error {
 // watch stays open without events (after the initial-events bookmark when asked) until
 // its timeout, as a watch of an empty namespace would.
 func (s *server) servePods(c echo.Context, t target, verb string) error {
+	if verb == "list" || verb == "watch" {
+		if _, err := listQuery(c.Request().URL.Query(), verb == "watch"); err != nil {
+			return err
+		}
+	}
 	switch verb {
 	case "get":
 		return notFound(t.gr(), t.Name)
