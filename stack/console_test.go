@@ -49,7 +49,7 @@ const recordStatuses = `(() => {
   window.__seen = []; window.__notReloaded = true;
   const body = document.querySelector('#vm-list tbody');
   new MutationObserver(() => {
-    const cell = document.querySelector('#vm-list tr[data-name="my-vm"] td.status');
+    const cell = document.querySelector('#vm-list tr[data-name="my-vm"][data-namespace="my-namespace"] td.status');
     const v = cell && cell.textContent;
     if (v && window.__seen[window.__seen.length - 1] !== v) window.__seen.push(v);
   }).observe(body, { childList: true, subtree: true, characterData: true });
@@ -57,7 +57,7 @@ const recordStatuses = `(() => {
 })()`
 
 // TestConsoleInBrowser walks issue #12's browser acceptance in headless Chromium against
-// make run's stack: sign in with the admin token, create vm-example from the form, watch it
+// make run's stack: sign in with the admin token, create vm-example from the form (in a tab signed in with the kubeconfig), watch it
 // go Creating → Running in the list, open it (conditions, Events), stop it (vcsim's VM
 // off), see a field error of an invalid edit next to its line, delete it.
 func TestConsoleInBrowser(t *testing.T) {
@@ -118,14 +118,19 @@ func TestConsoleInBrowser(t *testing.T) {
 	signIn(list)
 	run(list, "follow the list", chromedp.Evaluate[chromedp.Void](recordStatuses))
 
-	signIn(form)
+	run(form, "sign in with the kubeconfig, dropped in as a file",
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitReady(chromedp.CSS("#kubeconfig")),
+		chromedp.SetUploadFiles(chromedp.CSS("#kubeconfig"), []string{s.kubeconfig}),
+		chromedp.WaitVisible(chromedp.CSS(`#nav a[href="#/create"]`)))
 	image := "VirtualMachineImage/vmi-0a0044d7c690bcbea"
 	run(form, "create vm-example from the form",
 		chromedp.Click(chromedp.CSS(`#nav a[href="#/create"]`)),
+		chromedp.SetValue(chromedp.CSS("#c-namespace"), "my-namespace"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("#c-namespace").dispatchEvent(new Event("change"))`),
 		chromedp.WaitReady(chromedp.CSS(fmt.Sprintf(`#c-image option[value=%q]`, image))),
 		chromedp.WaitReady(chromedp.CSS(`#c-class option[value="my-vm-class"]`)),
 		chromedp.WaitReady(chromedp.CSS(`#c-storage option[value="my-storage-class"]`)),
-		chromedp.SetValue(chromedp.CSS("#c-namespace"), "my-namespace"),
 		chromedp.SendKeys(chromedp.CSS("#c-name"), "my-vm"),
 		chromedp.SetValue(chromedp.CSS("#c-class"), "my-vm-class"),
 		chromedp.SetValue(chromedp.CSS("#c-image"), image),
@@ -167,6 +172,15 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 	run(list, "the page shows it stopped", until(`document.querySelector("#vm-status")?.textContent === "Stopped"`))
 
+	s.kubectl("annotate", "vm", "my-vm", "-n", "my-namespace", "poweron.check.vmoperator.vmware.com/ad=joining the domain")
+	run(list, "an administrator removes a pending power-on check",
+		until(`document.querySelector(".checks")?.textContent.includes("joining the domain")`),
+		chromedp.Click(chromedp.CSS(".checks button")),
+		until(`document.querySelector(".checks") === null`))
+	if got := s.kubectl("get", "vm", "my-vm", "-n", "my-namespace", "-o", "jsonpath={.metadata.annotations}"); strings.Contains(got, "poweron.check") {
+		t.Errorf("the check is still there: %s", got)
+	}
+
 	run(list, "an invalid edit is refused, its field error at its line",
 		until(`document.querySelector("#yaml").value.includes("powerState: PoweredOff")`),
 		chromedp.Evaluate[chromedp.Void](`(() => { const y = document.querySelector("#yaml");
@@ -195,6 +209,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	run(list, "pasted YAML (VM Operator's vm-example, v1alpha4) passes the server's dry run",
 		chromedp.Click(chromedp.CSS(`#nav a[href="#/create"]`)),
+		chromedp.SetValue(chromedp.CSS("#c-namespace"), "my-namespace"),
 		chromedp.Click(chromedp.CSS(`button[data-tab="yaml"]`)),
 		chromedp.SetValue(chromedp.CSS("#c-yaml"), vmExample),
 		chromedp.Click(chromedp.CSS(`#create-yaml button[type="button"]`)),

@@ -15,7 +15,7 @@ const alerts = document.getElementById('alerts');
 
 // ctx is what every view shares: the namespaces, the chosen one ('' is all the user may
 // see) and whether the user is privileged.
-const ctx = { namespaces: [], namespace: sessionStorage.getItem('vmop.namespace') ?? 'my-namespace', admin: false };
+const ctx = { namespaces: [], namespace: sessionStorage.getItem('vmop.namespace') ?? '', admin: false };
 
 let stop = () => {};
 

@@ -5,8 +5,9 @@ import { call, path } from '../api.js';
 import { toYAML, parseYAML, lineOfField } from '../yaml.js';
 
 export function createPage(main, ctx) {
+  const initial = ctx.namespace || (ctx.namespaces.includes('default') ? 'default' : ctx.namespaces[0]);
   const ns = h('select', { id: 'c-namespace', onchange: () => fill() },
-    ctx.namespaces.map(n => h('option', { value: n, selected: n === (ctx.namespace || 'my-namespace') }, n)));
+    ctx.namespaces.map(n => h('option', { value: n, selected: n === initial }, n)));
   const name = h('input', { id: 'c-name', required: true, autocomplete: 'off', pattern: '[a-z0-9]([-a-z0-9.]*[a-z0-9])?' });
   const cls = h('select', { id: 'c-class' });
   const image = h('select', { id: 'c-image' });
