@@ -93,8 +93,10 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Fatalf("start Chromium: %v", err)
 		}
 	}
+	began := time.Now()
 	run := func(tab context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
+		defer func() { t.Logf("%5.1fs %s", time.Since(began).Seconds(), what) }()
 		if err := chromedp.Do(tab, actions...); err != nil {
 			buf, _ := chromedp.Run(tab, chromedp.FullScreenshot(100))
 			_ = os.WriteFile(filepath.Join(shots, "failed.png"), buf, 0o644)
@@ -105,8 +107,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	until := func(expr string) chromedp.Action[chromedp.Void] {
 		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
 	}
-	signIn := func(tab context.Context) {
-		run(tab, "sign in with the admin token",
+	signIn := func(tab context.Context, token string) {
+		run(tab, "sign in with a token",
 			chromedp.Navigate(base+"/"),
 			chromedp.WaitVisible(chromedp.CSS("#token")),
 			chromedp.SendKeys(chromedp.CSS("#token"), token),
@@ -115,7 +117,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS("#vm-list")))
 	}
 
-	signIn(list)
+	signIn(list, token)
 	run(list, "follow the list", chromedp.Evaluate[chromedp.Void](recordStatuses))
 
 	run(form, "sign in with the kubeconfig, dropped in as a file",
@@ -148,6 +150,17 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("the list showed %v (reloaded: %v), want Creating then Running without a reload", seen, !notReloaded)
 	}
 	screenshot(t, list, filepath.Join(shots, "list.png"))
+
+	// An ordinary user's "all namespaces" is theirs: one watch per namespace they may enter,
+	// the others skipped without an error.
+	user, cancelUser := chromedp.NewContext(list)
+	defer cancelUser()
+	signIn(user, s.kubectl("config", "view", "--raw", "--minify", "--context", "user", "-o", "jsonpath={.users[0].user.token}"))
+	run(user, "the user's list", until(`document.querySelector('#vm-list tr[data-name="my-vm"] td.status') !== null`))
+	if problems := evaluate[string](t, user, `document.querySelector("#list-state").textContent`); problems != "" {
+		t.Errorf("the user's list shows %q", problems)
+	}
+	cancelUser()
 
 	run(list, "open the VM: its conditions and Events",
 		chromedp.Click(chromedp.CSS(`#vm-list a[href="#/vm/my-namespace/my-vm"]`)),

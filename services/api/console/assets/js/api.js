@@ -62,7 +62,8 @@ export const tableAccept = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 // listWatch lists path, then watches from the list's resourceVersion, re-watching when
 // the server ends the watch and listing again when the version is gone (410). onList gets
 // each list (or Table), onEvent each change; onState 'live', 'retrying' or 'stopped' with
-// the error. 401, 403 and 404 stop it: retrying would not change the answer. Returns stop.
+// the error. A refused request (400, 401, 403, 404, 422) stops it: retrying would not
+// change the answer. Returns stop.
 export function listWatch(path, { query = {}, accept, onList, onEvent, onState = () => {} }) {
   const ctl = new AbortController();
   const signal = ctl.signal;
@@ -93,7 +94,7 @@ export function listWatch(path, { query = {}, accept, onList, onEvent, onState =
       } catch (e) {
         if (signal.aborted) return;
         if (e.status === 410) { rv = ''; continue; }
-        if ([401, 403, 404].includes(e.status)) { onState('stopped', e); return; }
+        if ([400, 401, 403, 404, 422].includes(e.status)) { onState('stopped', e); return; }
         onState('retrying', e);
         await new Promise(r => setTimeout(r, delay));
         delay = Math.min(delay * 2, 15000);

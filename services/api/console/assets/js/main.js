@@ -121,7 +121,9 @@ function route() {
   stop();
   replace(alerts);
   const [, view = 'vms', ...rest] = location.hash.replace(/^#/, '').split('/').map(decodeURIComponent);
-  for (const a of nav.querySelectorAll('a')) a.toggleAttribute('aria-current', a.getAttribute('href') === `#/${view}`);
+  for (const a of nav.querySelectorAll('a')) {
+    if (a.getAttribute('href') === `#/${view}`) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+  }
   const views = {
     vms: () => vmList(main, ctx),
     vm: () => vmPage(main, ctx, rest[0], rest[1]),
