@@ -136,7 +136,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#c-name"), "my-vm"),
 		chromedp.SetValue(chromedp.CSS("#c-class"), "my-vm-class"),
 		chromedp.SetValue(chromedp.CSS("#c-image"), image),
-		chromedp.SetValue(chromedp.CSS("#c-storage"), "my-storage-class"),
+		chromedp.SetValue(chromedp.CSS("#c-storage"), "my-storage-class"))
+	screenshot(t, form, filepath.Join(shots, "create.png"))
+	run(form, "send the form",
 		chromedp.Click(chromedp.CSS("#create-submit")),
 		until(`location.hash === "#/vm/my-namespace/my-vm" && document.querySelector("#vm-status") !== null`))
 	if got := s.kubectl("get", "vm", "my-vm", "-n", "my-namespace", "-o", "jsonpath={.spec.className} {.spec.imageName} {.spec.storageClass} {.spec.bootstrap.cloudInit.cloudConfig}"); got != `my-vm-class vmi-0a0044d7c690bcbea my-storage-class {}` {

@@ -77,7 +77,7 @@ export function createPage(main, ctx) {
     replace(pickState, failed.map(r => errorBox(r.reason, 'Loading the choices')));
     const items = (r) => r.status === 'fulfilled' ? r.value.items : [];
     options(cls, items(classes), (o) => `${o.metadata.name} (${o.spec?.hardware?.cpus ?? '?'} CPU, ${o.spec?.hardware?.memory ?? '?'})`);
-    const imgLabel = (o) => `${o.metadata.name} — ${o.status?.name || ''} (${o.status?.type || '?'}${o.kind === 'ClusterVirtualMachineImage' ? ', cluster' : ''})`;
+    const imgLabel = (o) => `${o.status?.name || o.metadata.name} (${o.status?.type || '?'}${o.kind === 'ClusterVirtualMachineImage' ? ', cluster' : ''}) — ${o.metadata.name}`;
     const all = [...items(images).map(o => ({ ...o, kind: 'VirtualMachineImage' })), ...items(cimages).map(o => ({ ...o, kind: 'ClusterVirtualMachineImage' }))];
     options(image, all, imgLabel, (o) => `${o.kind}/${o.metadata.name}`);
     options(storage, items(scs), (o) => o.metadata.name);
@@ -121,11 +121,13 @@ export function createPage(main, ctx) {
       const made = await call('POST', url, { body: text, type: 'application/yaml' });
       location.hash = `#/vm/${encodeURIComponent(made.metadata.namespace)}/${encodeURIComponent(made.metadata.name)}`;
     } catch (err) {
-      replace(result, errorBox(err, 'The server refused it'),
-        (err.causes || []).some(c => c.field) ? h('ul', { class: 'field-errors' }, err.causes.map(c => {
-          const line = c.field ? lineOfField(text, c.field) : -1;
-          return h('li', {}, line >= 0 ? `line ${line + 1}: ` : '', h('code', { class: 'path' }, c.field || '(object)'), ' ', c.message);
-        })) : null);
+      // Each cause by its path; in the YAML also by its line.
+      const inYAML = !yamlTab.hidden;
+      const causes = (err.causes || []).map(c => {
+        const line = inYAML && c.field ? lineOfField(text, c.field) : -1;
+        return line >= 0 ? { ...c, field: `${c.field} (line ${line + 1})` } : c;
+      });
+      replace(result, errorBox({ status: err.status, reason: err.reason, message: err.message, causes }, 'The server refused it'));
       for (const c of err.causes || []) {
         const key = Object.keys(fieldsOf).find(k => (c.field || '').startsWith(k));
         if (key && !formTab.hidden) hints.get(fieldsOf[key])?.append(h('span', {}, `${c.field}: ${c.message}`));

@@ -18,8 +18,8 @@ export function vmPage(main, ctx, ns, name) {
   };
   const eventsBox = h('div', { id: 'events' });
   const editorBox = h('div');
-  let vm = null;
   let stopEvents = () => {};
+  let eventsOf = ''; // the uid whose events show
   let editor = null;
 
   const section = (id, heading, body) => h('section', { 'aria-labelledby': `h-${id}` }, h('h2', { id: `h-${id}` }, heading), body);
@@ -70,7 +70,7 @@ export function vmPage(main, ctx, ns, name) {
   }
 
   function render(row) {
-    vm = row.object;
+    const vm = row.object;
     const s = vm.status || {}, spec = vm.spec || {};
     const status = row.cells[row.names.indexOf('Status')];
     badge.textContent = status;
@@ -130,10 +130,10 @@ export function vmPage(main, ctx, ns, name) {
     ]));
     if (!editor) editor = yamlEditor(editorBox, { ns, name, object: vm });
     else editor.update(vm);
-    if (vm.metadata.uid && stopEvents.uid !== vm.metadata.uid) {
+    if (vm.metadata.uid && eventsOf !== vm.metadata.uid) { // a VM of this name made anew has other events
       stopEvents();
-      stopEvents = eventsTimeline(eventsBox, ns, { 'involvedObject.uid': vm.metadata.uid });
-      stopEvents.uid = vm.metadata.uid;
+      eventsOf = vm.metadata.uid;
+      stopEvents = eventsTimeline(eventsBox, ns, { 'involvedObject.uid': eventsOf });
     }
   }
 
