@@ -24,7 +24,8 @@ export const hooks = { onUnauthorized: () => {} };
 
 function url(path, query) {
   const q = new URLSearchParams(Object.entries(query || {}).filter(([, v]) => v !== undefined && v !== ''));
-  return q.size ? `${path}?${q}` : path;
+  const qs = q.toString();
+  return qs ? `${path}?${qs}` : path;
 }
 
 async function send(method, path, { body, type = 'application/json', query, accept, signal } = {}) {
