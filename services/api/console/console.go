@@ -13,8 +13,7 @@ import (
 //go:embed assets
 var assets embed.FS
 
-// Paths are where the gateway mounts the console: the index at "/" and everything under
-// Prefix.
+// Prefix is where the gateway mounts the console's assets; the index is also at "/".
 const Prefix = "/console/"
 
 // securityHeaders keep the page from loading or sending anything but its own assets and
