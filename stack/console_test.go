@@ -141,6 +141,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	run(form, "send the form",
 		chromedp.Click(chromedp.CSS("#create-submit")),
 		until(`location.hash === "#/vm/my-namespace/my-vm" && document.querySelector("#vm-status") !== null`))
+	if got := s.kubectl("get", "vm", "my-vm", "-n", "my-namespace", "-o", "jsonpath={.metadata.managedFields[0].manager}"); got != "vmop-console" {
+		t.Errorf("the form's create is recorded under field manager %q, want vmop-console", got)
+	}
 	if got := s.kubectl("get", "vm", "my-vm", "-n", "my-namespace", "-o", "jsonpath={.spec.className} {.spec.imageName} {.spec.storageClass} {.spec.bootstrap.cloudInit.cloudConfig}"); got != `my-vm-class vmi-0a0044d7c690bcbea my-storage-class {}` {
 		t.Errorf("the form created %q", got)
 	}

@@ -28,7 +28,11 @@ function url(path, query) {
   return qs ? `${path}?${qs}` : path;
 }
 
+// Writes are recorded under this field manager (metadata.managedFields), not the browser's name.
+const fieldManager = 'vmop-console';
+
 async function send(method, path, { body, type = 'application/json', query, accept, signal } = {}) {
+  if (['POST', 'PUT', 'PATCH'].includes(method)) query = { fieldManager, ...query };
   const headers = { Authorization: `Bearer ${session.token}`, Accept: accept || 'application/json' };
   if (body !== undefined) headers['Content-Type'] = type;
   if (body !== undefined && typeof body !== 'string') body = JSON.stringify(body);
