@@ -57,9 +57,11 @@ const recordStatuses = `(() => {
 })()`
 
 // TestConsoleInBrowser walks issue #12's browser acceptance in headless Chromium against
-// make run's stack: sign in with the admin token, create vm-example from the form (in a tab signed in with the kubeconfig), watch it
-// go Creating → Running in the list, open it (conditions, Events), stop it (vcsim's VM
-// off), see a field error of an invalid edit next to its line, delete it.
+// make run's stack: sign in with the admin token, create vm-example from the form (in a
+// second tab signed in with the kubeconfig), watch it go Creating → Running in the list
+// without a reload, open it (conditions, Events), stop it (vcsim's VM off, the power-off in
+// its Events), remove a power-on check, see the field error of an invalid edit at its line,
+// delete it; then a pasted v1alpha4 dry run, the image inventory and the Events feed.
 func TestConsoleInBrowser(t *testing.T) {
 	browser := chromium(t)
 	vcsimAddr := freeAddr(t)
@@ -171,7 +173,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#vm-list a[href="#/vm/my-namespace/my-vm"]`)),
 		until(`document.querySelector("#vm-status")?.textContent === "Running"`),
 		until(`document.querySelector("#conditions")?.textContent.includes("VirtualMachineCreated")`),
-		until(`document.querySelectorAll("#event-list li.event").length > 0 || document.querySelector("#events .notice") !== null`))
+		until(`document.querySelectorAll("#event-list li.event").length > 0`))
 	screenshot(t, list, filepath.Join(shots, "vm.png"))
 
 	vc, err := vcenter.Connect(ctx, vcsimEndpoint(t, s, vcsimAddr))
@@ -188,7 +190,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		state, err := vm.PowerState(ctx)
 		return err == nil && state == types.VirtualMachinePowerStatePoweredOff
 	})
-	run(list, "the page shows it stopped", until(`document.querySelector("#vm-status")?.textContent === "Stopped"`))
+	run(list, "the page shows it stopped, and its power-off among its Events",
+		until(`document.querySelector("#vm-status")?.textContent === "Stopped"`),
+		until(`document.querySelector('#event-list li[data-reason="PoweredOff"]') !== null`))
 
 	s.kubectl("annotate", "vm", "my-vm", "-n", "my-namespace", "poweron.check.vmoperator.vmware.com/ad=joining the domain")
 	run(list, "an administrator removes a pending power-on check",
@@ -241,6 +245,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		until(`document.querySelector('table[data-kind="virtualmachineimages"]')?.textContent.includes("vmi-0a0044d7c690bcbea")`),
 		until(`[...document.querySelectorAll("main table td")].some(td => td.textContent === "ISO")`))
 	screenshot(t, list, filepath.Join(shots, "inventory.png"))
+	run(list, "the live feed of Events, filtered",
+		chromedp.Click(chromedp.CSS(`#nav a[href="#/events"]`)),
+		until(`document.querySelector('#feed li[data-reason="PoweredOff"]') !== null`),
+		chromedp.SendKeys(chromedp.CSS("#feed-text"), "PoweredOff"),
+		until(`[...document.querySelectorAll("#feed li.event")].every(li => li.textContent.includes("PoweredOff"))`))
+	screenshot(t, list, filepath.Join(shots, "events.png"))
 	t.Logf("screenshots in %s", shots)
 }
 
