@@ -192,6 +192,8 @@ func runAPIWith(c config) jsFunc {
 		slog.Info("vmop API", "url", "https://"+c.Addr, "kubeconfig", kubeconfig,
 			"try", "KUBECONFIG="+kubeconfig+" kubectl api-resources")
 		slog.Info("switch to the ordinary user with: kubectl config use-context user")
+		slog.Info("web console", "url", "https://"+clientAddr(c.Addr)+"/", "ca", certs.CAFile,
+			"token from", "kubectl --kubeconfig "+kubeconfig+" config view --raw --minify -o jsonpath={.users[0].user.token}")
 		return api.Run(ctx, api.Config{
 			Addr: c.Addr, DataDir: filepath.Join(c.Data, "api"), Certs: certs, TokensPath: c.TokensFile,
 			PrivilegedUsers: c.PrivilegedUsers, JetStream: js, Seed: seed, MaxWatchesPerUser: c.MaxWatchesPerUser,

@@ -94,7 +94,11 @@ func (s *server) list(c echo.Context, t target) error {
 }
 
 func (s *server) writeTable(c echo.Context, t target, objs [][]byte, meta metav1.ListMeta) error {
-	tbl, err := toTable(t.Kind, objs, meta, time.Now())
+	include, err := parseIncludeObject(c.QueryParam("includeObject"))
+	if err != nil {
+		return err
+	}
+	tbl, err := toTable(t.Kind, objs, meta, time.Now(), include)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -15,6 +16,7 @@ import (
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/services/api/admission"
 	"github.com/vmop/vmop/services/api/apply"
+	"github.com/vmop/vmop/services/api/console"
 	"github.com/vmop/vmop/services/api/readmodel"
 )
 
@@ -60,6 +62,14 @@ func (s *server) routes() *echo.Echo {
 	e.GET("/livez", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	e.GET("/readyz", s.readyz)
+
+	// The console's assets need no token; every API call the page makes carries one.
+	ui := echo.WrapHandler(console.Handler())
+	e.GET("/", ui)
+	e.GET(console.Prefix+"*", ui)
+	e.GET(strings.TrimSuffix(console.Prefix, "/"), func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, console.Prefix)
+	})
 
 	authed := e.Group("", s.authenticate)
 	authed.GET("/version", s.version)

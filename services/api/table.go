@@ -20,10 +20,32 @@ func wantsTable(accept string) bool {
 	return strings.Contains(accept, "as=Table")
 }
 
+// includeObject is what each Table row carries, as the apiserver's includeObject parameter
+// asks: the object's metadata (PartialObjectMetadata, the default) so kubectl can show
+// namespaces and names, the whole object (kubectl get --sort-by, the console, which read
+// fields no column shows), or nothing.
+type includeObject string
+
+const (
+	includeMetadata includeObject = "Metadata"
+	includeWhole    includeObject = "Object"
+	includeNone     includeObject = "None"
+)
+
+// parseIncludeObject reads the includeObject parameter; another value is 400.
+func parseIncludeObject(v string) (includeObject, error) {
+	switch includeObject(v) {
+	case "", includeMetadata:
+		return includeMetadata, nil
+	case includeWhole, includeNone:
+		return includeObject(v), nil
+	}
+	return "", badRequest("includeObject: unsupported value %q: must be None, Metadata or Object", v)
+}
+
 // toTable renders objects as a meta.k8s.io/v1 Table with the kind's printer columns,
-// each row carrying the object's metadata (PartialObjectMetadata) so kubectl can show
-// namespaces and names.
-func toTable(k model.Kind, objs [][]byte, listMeta metav1.ListMeta, now time.Time) (*metav1.Table, error) {
+// each row carrying what include asks of its object.
+func toTable(k model.Kind, objs [][]byte, listMeta metav1.ListMeta, now time.Time, include includeObject) (*metav1.Table, error) {
 	t := &metav1.Table{
 		TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "Table"},
 		ListMeta: listMeta,
@@ -62,13 +84,18 @@ func toTable(k model.Kind, objs [][]byte, listMeta metav1.ListMeta, now time.Tim
 			}
 			row.Cells = append(row.Cells, cell(c, v, now))
 		}
-		partial, err := json.Marshal(map[string]any{
-			"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": meta,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("encode row metadata: %w", err)
+		switch include {
+		case includeWhole:
+			row.Object = runtime.RawExtension{Raw: raw}
+		case includeMetadata:
+			partial, err := json.Marshal(map[string]any{
+				"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": meta,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("encode row metadata: %w", err)
+			}
+			row.Object = runtime.RawExtension{Raw: partial}
 		}
-		row.Object = runtime.RawExtension{Raw: partial}
 		t.Rows = append(t.Rows, row)
 	}
 	return t, nil

@@ -31,6 +31,10 @@ func (s *server) watch(c echo.Context, t target) error {
 	if err != nil {
 		return err
 	}
+	include, err := parseIncludeObject(q.Get("includeObject"))
+	if err != nil {
+		return err
+	}
 	ctx, done, err := s.startWatch(c)
 	if err != nil {
 		return err
@@ -69,7 +73,7 @@ func (s *server) watch(c echo.Context, t target) error {
 	}
 	enc := json.NewEncoder(w)
 	for ch := range changes {
-		obj, err := s.watchObject(ctx, t, ch, table)
+		obj, err := s.watchObject(ctx, t, ch, table, include)
 		if err != nil {
 			return err
 		}
@@ -83,14 +87,15 @@ func (s *server) watch(c echo.Context, t target) error {
 }
 
 // watchObject is the object of one watch event as served: the object (secrets revealed,
-// converted to the addressed version) or a one-row Table; for a bookmark only the kind
-// and resourceVersion, and the annotation that ends the initial events.
-func (s *server) watchObject(ctx context.Context, t target, ch readmodel.Change, table bool) ([]byte, error) {
+// converted to the addressed version) or a one-row Table whose row carries what include
+// asks; for a bookmark only the kind and resourceVersion, and the annotation that ends the
+// initial events.
+func (s *server) watchObject(ctx context.Context, t target, ch readmodel.Change, table bool, include includeObject) ([]byte, error) {
 	if ch.Type == readmodel.Bookmark {
 		return bookmarkObject(t, ch, table)
 	}
 	if table {
-		tbl, err := toTable(t.Kind, [][]byte{ch.Object}, metav1.ListMeta{ResourceVersion: ch.RV}, time.Now())
+		tbl, err := toTable(t.Kind, [][]byte{ch.Object}, metav1.ListMeta{ResourceVersion: ch.RV}, time.Now(), include)
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +115,7 @@ func (s *server) watchObject(ctx context.Context, t target, ch readmodel.Change,
 
 func bookmarkObject(t target, ch readmodel.Change, table bool) ([]byte, error) {
 	if table {
-		tbl, err := toTable(t.Kind, nil, metav1.ListMeta{ResourceVersion: ch.RV}, time.Now())
+		tbl, err := toTable(t.Kind, nil, metav1.ListMeta{ResourceVersion: ch.RV}, time.Now(), includeNone)
 		if err != nil {
 			return nil, err
 		}
