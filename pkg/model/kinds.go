@@ -200,6 +200,8 @@ var kinds = []Kind{
 		Group: GroupCore, Version: VersionCore, Kind: "PersistentVolumeClaim", ListKind: "PersistentVolumeClaimList",
 		Plural: "persistentvolumeclaims", Singular: "persistentvolumeclaim", ShortNames: []string{"pvc"},
 		Namespaced: true, HasStatus: true,
+		// Storage deletes the claim's CNS volume once no VM uses it.
+		Owners: []string{ServiceStorage},
 		Columns: []Column{
 			{Name: "Status", Type: "string", JSONPath: ".status.phase", Description: "Pending, Bound or Lost."},
 			{Name: "Volume", Type: "string", JSONPath: ".spec.volumeName", Description: "Volume bound to the claim."},

@@ -1,5 +1,6 @@
 // Package storage brings a VirtualMachine's controllers, disks and volumes in line with its spec and reports them in status,
-// and reports each image's status from its content library item (images.go).
+// reports each image's status from its content library item (images.go), and provisions each
+// PersistentVolumeClaim as a CNS volume (claim.go).
 //
 // Once placement reports the vSphere VM created, the service adds the storage controllers
 // spec.hardware names and the VM lacks, and reports status.volumes (the VM's disks),
@@ -11,11 +12,13 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmware/govmomi/cns"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -35,7 +38,7 @@ type Config struct {
 // resync re-reads every VM this often: disk usage grows without any event announcing it.
 const resync = 5 * time.Minute
 
-// Run reconciles VirtualMachines until ctx ends.
+// Run reconciles VirtualMachines, images and PersistentVolumeClaims until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.VCenter.URL == nil {
 		return errors.New("storage: no vCenter URL configured")
@@ -54,12 +57,20 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer vcenter.Logout(ctx, rc)
 	h := &handler{js: cfg.JetStream, vc: vc, now: time.Now}
+	cc, err := cns.NewClient(ctx, vc.Client)
+	if err != nil {
+		return fmt.Errorf("storage: CNS client: %w", err)
+	}
+	claimCfg := claimLoopConfig(cfg.Logger)
+	pvcs := &claims{js: cfg.JetStream, volumes: &volumes{vc: vc, cns: cc, user: cfg.VCenter.URL.User.Username()}, now: time.Now}
+	pvcs.trigger = reconcile.NewTrigger(cfg.JetStream, claimCfg, pvcs.reconcile)
 	images := &imageReconciler{rest: rc, now: time.Now}
 	// The loops run until ctx ends or one fails, which stops the others.
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		return reconcile.Run(ctx, cfg.JetStream, vmLoopConfig(cfg.Logger), h.reconcile)
 	})
+	g.Go(func() error { return reconcile.Run(ctx, cfg.JetStream, claimCfg, pvcs.trigger.Func()) })
 	g.Go(func() error { return images.run(ctx, cfg, pluralImages) })
 	g.Go(func() error { return images.run(ctx, cfg, pluralClusterImages) })
 	return g.Wait()
@@ -82,6 +93,10 @@ func Access() events.ServiceAccess {
 		Service: model.ServiceStorage,
 		Consumers: slices.Concat(reconcile.Consumers(vmLoopConfig(nil)),
 			reconcile.Consumers(imageLoopConfig(nil, pluralImages)),
-			reconcile.Consumers(imageLoopConfig(nil, pluralClusterImages))),
+			reconcile.Consumers(imageLoopConfig(nil, pluralClusterImages)),
+			reconcile.Consumers(claimLoopConfig(nil))),
+		// A claim's volume ID, its pvc-protection finalizer's removal and the deletion of a
+		// claim whose owners are gone.
+		Specs: []string{pluralClaims},
 	}
 }
