@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -82,6 +83,10 @@ func (c *claims) reconcile(ctx context.Context, o reconcile.Object) (reconcile.R
 	return c.resize(ctx, &claim, class, problem, vol, report)
 }
 
+// errCreateRunning retries a provisioning while an earlier run's creation may still make
+// the claim's volume.
+var errCreateRunning = errors.New("a CNS volume creation started before the service restarted is still running")
+
 // provision creates the claim's volume unless a crashed attempt did, and records its ID
 // in the claim: the recorded claim is reconciled again and reported Bound.
 func (c *claims) provision(ctx context.Context, o reconcile.Object, claim *model.PersistentVolumeClaim, class *model.StorageClass, report claimReport) (reconcile.Result, error) {
@@ -92,6 +97,13 @@ func (c *claims) provision(ctx context.Context, o reconcile.Object, claim *model
 	}
 	id := vol.ID
 	if !found {
+		running, err := c.volumes.earlierCreateRunning(ctx)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if running {
+			return reconcile.Result{}, errCreateRunning
+		}
 		id, err = c.volumes.create(ctx, name, class.Parameters[model.StoragePolicyIDParameter], o.Ref.Namespace, o.Ref.Name, model.ClaimRequest(claim))
 		if vcenter.IsFault(err) {
 			return report.pending(reasonProvisioningFailed, err.Error()), nil

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/cns"
 	cnstypes "github.com/vmware/govmomi/cns/types"
 	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/property"
 	govtask "github.com/vmware/govmomi/task"
 	"github.com/vmware/govmomi/view"
 	"github.com/vmware/govmomi/vim25/mo"
@@ -23,9 +26,10 @@ const cnsClusterID = "vmop"
 
 // volumes is the claims' side of CNS: the registry of their block volumes.
 type volumes struct {
-	vc   *govmomi.Client
-	cns  *cns.Client
-	user string // the vSphere user CNS records as the cluster's
+	vc      *govmomi.Client
+	cns     *cns.Client
+	user    string    // the vSphere user CNS records as the cluster's
+	started time.Time // when this run of the service began
 }
 
 // volume is what the claim loop needs of a CNS volume.
@@ -127,6 +131,33 @@ func (v *volumes) create(ctx context.Context, name, policyID, namespace, claim s
 		return "", fmt.Errorf("create CNS volume %s: %w", name, err)
 	}
 	return res.VolumeId.Id, nil
+}
+
+// earlierCreateRunning reports that vCenter still runs a CNS volume creation queued before
+// this run of the service began: one a previous run started before it stopped, whose
+// volume cannot be found by name until it finishes.
+func (v *volumes) earlierCreateRunning(ctx context.Context) (bool, error) {
+	pc := property.DefaultCollector(v.vc.Client)
+	var tm mo.TaskManager
+	if err := pc.RetrieveOne(ctx, *v.vc.ServiceContent.TaskManager, []string{"recentTask"}, &tm); err != nil {
+		return false, fmt.Errorf("read vCenter's recent tasks: %w", err)
+	}
+	if len(tm.RecentTask) == 0 {
+		return false, nil
+	}
+	var tasks []mo.Task
+	if err := pc.Retrieve(ctx, tm.RecentTask, []string{"info"}, &tasks); err != nil {
+		return false, fmt.Errorf("read vCenter's recent tasks: %w", err)
+	}
+	for _, t := range tasks {
+		i := t.Info
+		creates := strings.Contains(strings.ToLower(i.DescriptionId), "createvolume")
+		unfinished := i.State == types.TaskInfoStateQueued || i.State == types.TaskInfoStateRunning
+		if creates && unfinished && i.QueueTime.Before(v.started) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // extend grows the volume to size.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi/cns"
+	"github.com/vmware/govmomi/vim25/methods"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -61,8 +62,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("storage: CNS client: %w", err)
 	}
+	// vCenter's clock, which its tasks' queue times are read against.
+	started, err := methods.GetCurrentTime(ctx, vc.Client)
+	if err != nil {
+		return fmt.Errorf("storage: read vCenter's time: %w", err)
+	}
 	claimCfg := claimLoopConfig(cfg.Logger)
-	pvcs := &claims{js: cfg.JetStream, volumes: &volumes{vc: vc, cns: cc, user: cfg.VCenter.URL.User.Username()}, now: time.Now}
+	pvcs := &claims{js: cfg.JetStream, volumes: &volumes{vc: vc, cns: cc, user: cfg.VCenter.URL.User.Username(), started: *started}, now: time.Now}
 	pvcs.trigger = reconcile.NewTrigger(cfg.JetStream, claimCfg, pvcs.reconcile)
 	images := &imageReconciler{rest: rc, now: time.Now}
 	// The loops run until ctx ends or one fails, which stops the others.
