@@ -206,7 +206,7 @@ var kinds = []Kind{
 			{Name: "Status", Type: "string", JSONPath: ".status.phase", Description: "Pending, Bound or Lost."},
 			{Name: "Volume", Type: "string", JSONPath: ".spec.volumeName", Description: "Volume bound to the claim."},
 			{Name: "Capacity", Type: "string", JSONPath: ".status.capacity.storage", Description: "Size of the bound volume."},
-			{Name: "Access Modes", Type: "string", JSONPath: ".status.accessModes", Description: "Access modes of the bound volume."},
+			{Name: "Access Modes", Type: "string", Value: claimAccessModes, Description: "Access modes of the bound volume."},
 			{Name: "StorageClass", Type: "string", JSONPath: ".spec.storageClassName", Description: "StorageClass of the claim."},
 			ageColumn,
 		},
