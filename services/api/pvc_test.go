@@ -1,0 +1,116 @@
+package api_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+)
+
+const claimsPath = "/api/v1/namespaces/my-namespace/persistentvolumeclaims"
+
+func claim(name, class, size string) map[string]any {
+	return map[string]any{
+		"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"accessModes":      []any{"ReadWriteOnce"},
+			"storageClassName": class,
+			"resources":        map[string]any{"requests": map[string]any{"storage": size}},
+		},
+	}
+}
+
+// A claim is admitted with its defaults (Filesystem, the pvc-protection finalizer); a bad
+// one is refused with its field error and stores nothing; a deleted claim waits for storage
+// to release it.
+func TestClaimAdmission(t *testing.T) {
+	js := newStreams(t)
+	g := startGateway(t, js, t.TempDir())
+	sc := map[string]any{
+		"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": map[string]any{"name": "gold"},
+		"provisioner": "csi.vsphere.vmware.com", "parameters": map[string]any{"storagePolicyID": "policy-1"},
+	}
+	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, sc); code != http.StatusCreated {
+		t.Fatalf("create storage class: %d %s", code, body)
+	}
+
+	before := specCount(t, js)
+	for _, bad := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{claim("c1", "silver", "8Gi"), "spec.storageClassName"},
+		{claim("c2", "gold", "8Zi"), "spec.resources.requests[storage]"},
+		{claim("c3", "gold", "0"), "spec.resources.requests[storage]"},
+	} {
+		code, body := g.do("POST", claimsPath, userToken, bad.body)
+		st := decode(t, body)
+		causes, _ := field(st, "details", "causes").([]any)
+		if code != http.StatusUnprocessableEntity || !slices.ContainsFunc(causes, func(c any) bool { return c.(map[string]any)["field"] == bad.field }) {
+			t.Errorf("bad claim: %d %s, want 422 with a cause at %s", code, body, bad.field)
+		}
+	}
+	if after := specCount(t, js); after != before {
+		t.Errorf("refused claims changed SPECS: %d records, want %d", after, before)
+	}
+
+	code, body := g.do("POST", claimsPath, userToken, claim("data", "gold", "8Gi"))
+	if code != http.StatusCreated {
+		t.Fatalf("create claim: %d %s", code, body)
+	}
+	obj := decode(t, body)
+	if got := field(obj, "spec", "volumeMode"); got != "Filesystem" {
+		t.Errorf("volumeMode %v, want the default Filesystem", got)
+	}
+	if got, _ := field(obj, "metadata", "finalizers").([]any); !slices.Contains(got, any("kubernetes.io/pvc-protection")) {
+		t.Errorf("finalizers %v, want kubernetes.io/pvc-protection", got)
+	}
+	code, body = g.do("DELETE", claimsPath+"/data", userToken, nil)
+	if code != http.StatusOK || field(decode(t, body), "metadata", "deletionTimestamp") == nil {
+		t.Errorf("delete claim: %d %s, want 200 and the claim kept, deleting, until storage releases it", code, body)
+	}
+	if code, _ := g.do("GET", claimsPath+"/data", userToken, nil); code != http.StatusOK {
+		t.Errorf("a deleted claim storage has not released: GET %d, want 200", code)
+	}
+}
+
+// kubectl describe pvc lists the namespace's pods: the answer is an empty list (also in
+// protobuf), no pod by any name, and the namespaces rules of every kind.
+func TestPodsAreNone(t *testing.T) {
+	g := startGateway(t, newStreams(t), t.TempDir())
+	code, body := g.do("GET", "/api/v1/namespaces/my-namespace/pods?limit=500", userToken, nil)
+	if list := decode(t, body); code != http.StatusOK || list["kind"] != "PodList" || len(list["items"].([]any)) != 0 {
+		t.Errorf("list pods: %d %s, want 200 and an empty PodList", code, body)
+	}
+	code, data, hdr := g.doHeader("GET", "/api/v1/namespaces/my-namespace/pods", userToken, nil, "Accept", "application/vnd.kubernetes.protobuf")
+	if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "application/vnd.kubernetes.protobuf") {
+		t.Fatalf("list pods in protobuf: %d %s", code, hdr.Get("Content-Type"))
+	}
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	obj, _, err := protobuf.NewSerializer(scheme, scheme).Decode(data, nil, nil)
+	if list, ok := obj.(*corev1.PodList); err != nil || !ok || len(list.Items) != 0 {
+		t.Errorf("protobuf pod list: %T %v, want an empty PodList", obj, err)
+	}
+	for _, tt := range []struct {
+		path, token string
+		want        int
+	}{
+		{"/api/v1/namespaces/my-namespace/pods/web", userToken, http.StatusNotFound},
+		{"/api/v1/namespaces/kube-system/pods", userToken, http.StatusForbidden},
+		{"/api/v1/pods", userToken, http.StatusForbidden},
+		{"/api/v1/pods", adminToken, http.StatusOK},
+		{"/api/v1/namespaces/my-namespace/pods", "", http.StatusUnauthorized},
+	} {
+		if code, body := g.do("GET", tt.path, tt.token, nil); code != tt.want {
+			t.Errorf("GET %s: %d %s, want %d", tt.path, code, body, tt.want)
+		}
+	}
+}
