@@ -1,13 +1,15 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/services/api/auth"
 )
 
 // vmop runs no pods, but kubectl asks for them: `kubectl describe pvc` lists a namespace's
@@ -15,11 +17,13 @@ import (
 // any name), not an error that stops describe. Pods are no kind vmop serves otherwise:
 // not in discovery, no writes.
 
-var podsResource = schema.GroupResource{Resource: "pods"}
+// podKind is how authorization sees pods: a namespaced core kind.
+var podKind = model.Kind{Version: model.VersionCore, Kind: "Pod", Plural: "pods", Namespaced: true}
 
 // listPods answers GET /api/v1/pods and /api/v1/namespaces/<ns>/pods.
 func (s *server) listPods(c echo.Context) error {
-	if err := s.mayReadPods(c, c.Param("namespace")); err != nil {
+	access := auth.Access{Kind: podKind, Namespace: c.Param("namespace"), Verb: "list"}
+	if err := s.auth.Authorize(userOf(c), access); err != nil {
 		return err
 	}
 	list := &corev1.PodList{Items: []corev1.Pod{}}
@@ -33,23 +37,9 @@ func (s *server) listPods(c echo.Context) error {
 
 // getPod answers GET /api/v1/namespaces/<ns>/pods/<name>: there is none.
 func (s *server) getPod(c echo.Context) error {
-	if err := s.mayReadPods(c, c.Param("namespace")); err != nil {
+	access := auth.Access{Kind: podKind, Namespace: c.Param("namespace"), Name: c.Param("name"), Verb: "get"}
+	if err := s.auth.Authorize(userOf(c), access); err != nil {
 		return err
 	}
-	return apierrors.NewNotFound(podsResource, c.Param("name"))
-}
-
-// mayReadPods applies the read rules of every namespaced kind: ordinary users read only
-// in their namespaces.
-func (s *server) mayReadPods(c echo.Context, ns string) error {
-	u := userOf(c)
-	switch {
-	case s.auth.privileged(u):
-		return nil
-	case ns == "":
-		return apierrors.NewForbidden(podsResource, "", fmt.Errorf("User %q cannot list resource \"pods\" at the cluster scope", u.Name))
-	case !s.auth.mayAccessNamespace(u, ns):
-		return apierrors.NewForbidden(podsResource, "", fmt.Errorf("User %q cannot list resource \"pods\" in the namespace %q", u.Name, ns))
-	}
-	return nil
+	return apierrors.NewNotFound(schema.GroupResource{Resource: podKind.Plural}, c.Param("name"))
 }

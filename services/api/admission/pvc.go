@@ -1,4 +1,4 @@
-package api
+package admission
 
 import (
 	"context"
@@ -8,21 +8,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/vmop/vmop/pkg/model"
-	"github.com/vmop/vmop/services/api/readmodel"
 )
 
 // claimRules are a PersistentVolumeClaim's stages 2 and 3 (the model's rules), with the
 // storage classes read from the read model.
-func claimRules(rm *readmodel.Store, ns NamespaceSettings) (defaulter, validator) {
-	defaults := typedDefaulter(func(_ *admitRequest, c, old *model.PersistentVolumeClaim) *field.Error {
+func claimRules(rm Reader, ns model.NamespaceSettings) (defaulter, validator) {
+	defaults := typedDefaulter(func(_ *Request, c, old *model.PersistentVolumeClaim) *field.Error {
 		return model.DefaultPersistentVolumeClaim(c, old)
 	})
-	typed := typedValidator(func(r *admitRequest, c, old *model.PersistentVolumeClaim) field.ErrorList {
+	typed := typedValidator(func(r *Request, c, old *model.PersistentVolumeClaim) field.ErrorList {
 		return model.ValidatePersistentVolumeClaim(c, old, model.ClaimEnv{
 			Privileged: r.Privileged, Namespace: ns, StorageClass: lookup{rm: rm}.StorageClass,
 		})
 	})
-	validate := func(ctx context.Context, r *admitRequest) field.ErrorList {
+	validate := func(ctx context.Context, r *Request) field.ErrorList {
 		if errs := quantityErrors(r.Obj); len(errs) > 0 {
 			return errs
 		}
