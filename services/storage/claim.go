@@ -47,23 +47,33 @@ type claims struct {
 // reconcile is level-triggered: a deleted claim gives its volume back once unused; a claim
 // whose owners are all gone is deleted; otherwise the claim gets its volume (created once,
 // found by name after a crash), grows with its request, and is reported.
+// Each change of its status is announced as an Event.
 func (c *claims) reconcile(ctx context.Context, o reconcile.Object) (reconcile.Result, error) {
 	var claim model.PersistentVolumeClaim
 	if err := json.Unmarshal(o.Spec.Body, &claim); err != nil {
 		return reconcile.Result{}, fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, o.Ref, err)
 	}
 	prev := c.previous(o)
+	res, err := c.step(ctx, o, &claim, prev)
+	if err != nil {
+		return res, err
+	}
+	return res, c.announce(ctx, o, prev, res, claim.Spec.VolumeName)
+}
+
+func (c *claims) step(ctx context.Context, o reconcile.Object, claim *model.PersistentVolumeClaim, prev model.PersistentVolumeClaimStatus) (reconcile.Result, error) {
 	if o.Deleting() {
-		return c.release(ctx, o, &claim, prev)
+		return c.release(ctx, o, claim, prev)
 	}
 	if orphan, err := ownersGone(ctx, c.js, o.Ref.Namespace, claim.OwnerReferences); err != nil || orphan {
 		if err != nil {
 			return reconcile.Result{}, err
 		}
-		return reconcile.Result{}, markDeleted(ctx, c.js, o, c.now())
+		// The deleted record is reconciled next; until then the last report stands.
+		return reconcile.Result{Status: prev}, markDeleted(ctx, c.js, o, c.now())
 	}
 	report := claimReport{prev: prev, now: c.now()}
-	class, problem, err := c.class(ctx, &claim)
+	class, problem, err := c.class(ctx, claim)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -71,16 +81,16 @@ func (c *claims) reconcile(ctx context.Context, o reconcile.Object) (reconcile.R
 		if problem != "" {
 			return report.pending(reasonProvisioningFailed, problem), nil
 		}
-		return c.provision(ctx, o, &claim, class, report)
+		return c.provision(ctx, o, claim, class, report)
 	}
 	vol, found, err := c.volumes.byID(ctx, claim.Spec.VolumeName)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if !found {
-		return report.lost(&claim), nil
+		return report.lost(claim), nil
 	}
-	return c.resize(ctx, &claim, class, problem, vol, report)
+	return c.resize(ctx, claim, class, problem, vol, report)
 }
 
 // errCreateRunning retries a provisioning while an earlier run's creation may still make

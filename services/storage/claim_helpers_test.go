@@ -173,3 +173,25 @@ func putStorageClass(t *testing.T, js jetstream.JetStream, name string, expand b
 		t.Fatal(err)
 	}
 }
+
+// lastEvent is the data of the newest CloudEvent of the type about the claim, nil for none.
+func (c *testClaim) lastEvent(t *testing.T, js jetstream.JetStream, typ string) *claimEvent {
+	t.Helper()
+	st, err := js.Stream(t.Context(), events.StreamEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := st.GetLastMsgForSubject(t.Context(), events.EventSubject(c.Ref, typ))
+	if err != nil {
+		return nil
+	}
+	var ce events.CloudEvent
+	var data claimEvent
+	if err := json.Unmarshal(msg.Data, &ce); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(ce.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	return &data
+}

@@ -46,6 +46,9 @@ func TestClaimBoundThenDeleted(t *testing.T) {
 	if got := capacityMB(vols[0]); got != 8192 {
 		t.Errorf("CNS volume of %d MB, want 8192", got)
 	}
+	if ev := c.lastEvent(t, js, events.TypeClaimBound); ev == nil || ev.Reason != "ProvisioningSucceeded" || !strings.Contains(ev.Message, vols[0].VolumeId.Id) {
+		t.Errorf("bound event %+v, want ProvisioningSucceeded naming the volume", ev)
+	}
 
 	c.markDeleting()
 	c.put(t, js)
@@ -80,6 +83,9 @@ func TestClaimDeletionWaitsForItsVM(t *testing.T) {
 	if msg := st.Conditions[i].Message; !strings.Contains(msg, "VirtualMachine holder") {
 		t.Errorf("InUse message %q does not name the VM", msg)
 	}
+	if ev := c.lastEvent(t, js, events.TypeClaimInUse); ev == nil || ev.Type != "Warning" || !strings.Contains(ev.Message, "VirtualMachine holder") {
+		t.Errorf("in-use event %+v, want a Warning naming the VM", ev)
+	}
 	if slice.Released || len(cnsVolumes(t, "pvc-"+c.UID)) != 1 {
 		t.Fatalf("a claim in use: released %v, CNS volumes %d; want kept", slice.Released, len(cnsVolumes(t, "pvc-"+c.UID)))
 	}
@@ -112,6 +118,9 @@ func TestClaimResize(t *testing.T) {
 	if got := capacityMB(cnsVolumes(t, "pvc-"+grows.UID)[0]); got != 12288 {
 		t.Errorf("CNS volume of %d MB after the resize, want 12288", got)
 	}
+	if ev := grows.lastEvent(t, js, events.TypeClaimResized); ev == nil || ev.Reason != "VolumeResizeSuccessful" || !strings.Contains(ev.Message, "from 8Gi to 12Gi") {
+		t.Errorf("resized event %+v, want VolumeResizeSuccessful from 8Gi to 12Gi", ev)
+	}
 
 	fixed.setSize("2Gi")
 	fixed.put(t, js)
@@ -123,6 +132,9 @@ func TestClaimResize(t *testing.T) {
 	}
 	if !strings.Contains(st.Conditions[0].Message, `"fixed-size" does not allow volume expansion`) {
 		t.Errorf("resize error %q does not say the class forbids it", st.Conditions[0].Message)
+	}
+	if ev := fixed.lastEvent(t, js, events.TypeClaimResizeFailed); ev == nil || ev.Type != "Warning" {
+		t.Errorf("resize failed event %+v, want a Warning", ev)
 	}
 	if got := capacityMB(cnsVolumes(t, "pvc-"+fixed.UID)[0]); got != 1024 {
 		t.Errorf("CNS volume of %d MB, want 1024 kept", got)
@@ -158,6 +170,9 @@ func TestClaimArrivingBoundIsCheckedThenLost(t *testing.T) {
 	c.meta()["labels"] = map[string]any{"touched": "yes"} // any change reconciles it
 	c.put(t, js)
 	c.wait(t, js, "phase Lost", func(_ events.Slice, st model.PersistentVolumeClaimStatus) bool { return st.Phase == model.ClaimLost })
+	if ev := c.lastEvent(t, js, events.TypeClaimLost); ev == nil || ev.Type != "Warning" || !strings.Contains(ev.Message, id) {
+		t.Errorf("lost event %+v, want a Warning naming the volume", ev)
+	}
 }
 
 // A claim owned by a VM is deleted once the VM is gone (garbage collection), and with it
@@ -194,6 +209,9 @@ func TestClaimMissingClassPending(t *testing.T) {
 	}
 	if n := len(cnsVolumes(t, "pvc-"+c.UID)); n != 0 {
 		t.Errorf("CNS volumes: %d, want none", n)
+	}
+	if ev := c.lastEvent(t, js, events.TypeClaimProvisioningFailed); ev == nil || ev.Reason != "ProvisioningFailed" || !strings.Contains(ev.Message, "no-such-class") {
+		t.Errorf("provisioning failed event %+v, want one naming the class", ev)
 	}
 	if _, stored := c.stored(t, js); stored.Spec.VolumeName != "" {
 		t.Errorf("volumeName %q recorded for a claim without a volume", stored.Spec.VolumeName)

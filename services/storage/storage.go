@@ -103,6 +103,7 @@ func Access() events.ServiceAccess {
 			reconcile.Consumers(claimLoopConfig(nil))),
 		// A claim's volume ID, its pvc-protection finalizer's removal and the deletion of a
 		// claim whose owners are gone.
-		Specs: []string{pluralClaims},
+		Specs:  []string{pluralClaims},
+		Events: claimEventKinds(),
 	}
 }
