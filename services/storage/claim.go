@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -93,27 +92,19 @@ func (c *claims) step(ctx context.Context, o reconcile.Object, claim *model.Pers
 	return c.resize(ctx, claim, class, problem, vol, report)
 }
 
-// errCreateRunning retries a provisioning while an earlier run's creation may still make
-// the claim's volume.
-var errCreateRunning = errors.New("a CNS volume creation started before the service restarted is still running")
-
 // provision creates the claim's volume unless a crashed attempt did, and records its ID
 // in the claim: the recorded claim is reconciled again and reported Bound.
 func (c *claims) provision(ctx context.Context, o reconcile.Object, claim *model.PersistentVolumeClaim, class *model.StorageClass, report claimReport) (reconcile.Result, error) {
 	name := claimVolumeName(o.Meta.UID)
+	if err := c.volumes.awaitEarlierCreates(ctx); err != nil {
+		return reconcile.Result{}, err
+	}
 	vol, found, err := c.volumes.byName(ctx, name)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	id := vol.ID
 	if !found {
-		running, err := c.volumes.earlierCreateRunning(ctx)
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		if running {
-			return reconcile.Result{}, errCreateRunning
-		}
 		id, err = c.volumes.create(ctx, name, class.Parameters[model.StoragePolicyIDParameter], o.Ref.Namespace, o.Ref.Name, model.ClaimRequest(claim))
 		if vcenter.IsFault(err) {
 			return report.pending(reasonProvisioningFailed, err.Error()), nil
@@ -166,18 +157,14 @@ func (c *claims) release(ctx context.Context, o reconcile.Object, claim *model.P
 	report.status.Phase = prev.Phase
 	report.status.Capacity = prev.Capacity
 	report.status.AccessModes = prev.AccessModes
-	var vol volume
-	found := false
+	vol, found, err := c.volumeOf(ctx, o, claim)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	path := ""
-	if claim.Spec.VolumeName != "" {
-		var err error
-		if vol, found, err = c.volumes.byID(ctx, claim.Spec.VolumeName); err != nil {
+	if found {
+		if path, err = c.volumes.diskPath(ctx, vol.ID); err != nil {
 			return reconcile.Result{}, err
-		}
-		if found {
-			if path, err = c.volumes.diskPath(ctx, vol.ID); err != nil {
-				return reconcile.Result{}, err
-			}
 		}
 	}
 	users, err := c.users(ctx, o.Ref, path)
@@ -199,6 +186,19 @@ func (c *claims) release(ctx context.Context, o reconcile.Object, claim *model.P
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{Status: report.status, Released: true}, nil
+}
+
+// volumeOf is the CNS volume of a deleted claim: the one it records, or else the one a
+// provisioning made before the deletion kept it from recording it (also one a creation
+// still running will make).
+func (c *claims) volumeOf(ctx context.Context, o reconcile.Object, claim *model.PersistentVolumeClaim) (volume, bool, error) {
+	if claim.Spec.VolumeName != "" {
+		return c.volumes.byID(ctx, claim.Spec.VolumeName)
+	}
+	if err := c.volumes.awaitEarlierCreates(ctx); err != nil {
+		return volume{}, false, err
+	}
+	return c.volumes.byName(ctx, claimVolumeName(o.Meta.UID))
 }
 
 // retains reports that the claim's class keeps volumes of deleted claims.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/vmware/govmomi"
@@ -28,8 +29,9 @@ const cnsClusterID = "vmop"
 type volumes struct {
 	vc      *govmomi.Client
 	cns     *cns.Client
-	user    string    // the vSphere user CNS records as the cluster's
-	started time.Time // when this run of the service began
+	user    string      // the vSphere user CNS records as the cluster's
+	started time.Time   // when this run of the service began, by vCenter's clock
+	settled atomic.Bool // no creation queued before started runs any more
 }
 
 // volume is what the claim loop needs of a CNS volume.
@@ -133,31 +135,52 @@ func (v *volumes) create(ctx context.Context, name, policyID, namespace, claim s
 	return res.VolumeId.Id, nil
 }
 
-// earlierCreateRunning reports that vCenter still runs a CNS volume creation queued before
-// this run of the service began: one a previous run started before it stopped, whose
-// volume cannot be found by name until it finishes.
-func (v *volumes) earlierCreateRunning(ctx context.Context) (bool, error) {
+// awaitEarlierCreates waits for the CNS volume creations vCenter still runs that were
+// queued before this run of the service began: ones a previous run started before it
+// stopped, whose volumes cannot be found by name until they finish. Once none is left,
+// none can appear, and later calls return at once.
+func (v *volumes) awaitEarlierCreates(ctx context.Context) error {
+	if v.settled.Load() {
+		return nil
+	}
+	running, err := v.earlierCreates(ctx)
+	if err != nil {
+		return err
+	}
+	for _, ref := range running {
+		// The task's outcome is not ours to judge: the volume is looked up by name after.
+		if _, err := object.NewTask(v.vc.Client, ref).WaitForResult(ctx); ctx.Err() != nil {
+			return fmt.Errorf("wait for CNS volume creation %s: %w", ref.Value, err)
+		}
+	}
+	v.settled.Store(true)
+	return nil
+}
+
+// earlierCreates are the unfinished CNS volume creations queued before this run began.
+func (v *volumes) earlierCreates(ctx context.Context) ([]types.ManagedObjectReference, error) {
 	pc := property.DefaultCollector(v.vc.Client)
 	var tm mo.TaskManager
 	if err := pc.RetrieveOne(ctx, *v.vc.ServiceContent.TaskManager, []string{"recentTask"}, &tm); err != nil {
-		return false, fmt.Errorf("read vCenter's recent tasks: %w", err)
+		return nil, fmt.Errorf("read vCenter's recent tasks: %w", err)
 	}
 	if len(tm.RecentTask) == 0 {
-		return false, nil
+		return nil, nil
 	}
 	var tasks []mo.Task
 	if err := pc.Retrieve(ctx, tm.RecentTask, []string{"info"}, &tasks); err != nil {
-		return false, fmt.Errorf("read vCenter's recent tasks: %w", err)
+		return nil, fmt.Errorf("read vCenter's recent tasks: %w", err)
 	}
+	var out []types.ManagedObjectReference
 	for _, t := range tasks {
 		i := t.Info
 		creates := strings.Contains(strings.ToLower(i.DescriptionId), "createvolume")
 		unfinished := i.State == types.TaskInfoStateQueued || i.State == types.TaskInfoStateRunning
 		if creates && unfinished && i.QueueTime.Before(v.started) {
-			return true, nil
+			out = append(out, t.Reference())
 		}
 	}
-	return false, nil
+	return out, nil
 }
 
 // extend grows the volume to size.

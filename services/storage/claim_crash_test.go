@@ -32,11 +32,11 @@ func TestClaimProvisioningSurvivesRestarts(t *testing.T) {
 	// observer sees every unfinished creation as an earlier run's.
 	observer := &volumes{vc: vc.Client, cns: cc, started: time.Now().Add(time.Hour)}
 	creating := func() bool {
-		running, err := observer.earlierCreateRunning(t.Context())
+		running, err := observer.earlierCreates(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		return running
+		return len(running) > 0
 	}
 
 	start := func() (kill func()) {

@@ -240,3 +240,24 @@ func classPolicy(t *testing.T, class string) string {
 	t.Fatalf("no storage class %s in the inventory", class)
 	return ""
 }
+
+// A claim deleted before it recorded its volume (the deletion's record won over the
+// provisioning's) still has that volume, found by name, deleted.
+func TestClaimDeletedBeforeRecordingItsVolume(t *testing.T) {
+	js := startService(t)
+	cc, err := cns.NewClient(t.Context(), vc.Client.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTestClaim("early-delete", "1Gi", "my-storage-class")
+	v := &volumes{vc: vc.Client, cns: cc, user: "test"}
+	if _, err := v.create(t.Context(), "pvc-"+c.UID, classPolicy(t, "my-storage-class"), "my-namespace", c.Ref.Name, resource.MustParse("1Gi")); err != nil {
+		t.Fatal(err)
+	}
+	c.markDeleting()
+	c.put(t, js)
+	c.waitReleased(t, js)
+	if n := len(cnsVolumes(t, "pvc-"+c.UID)); n != 0 {
+		t.Errorf("CNS volumes left: %d, want the unrecorded one deleted", n)
+	}
+}
