@@ -45,8 +45,8 @@ type claims struct {
 
 // reconcile is level-triggered: a deleted claim gives its volume back once unused; a claim
 // whose owners are all gone is deleted; otherwise the claim gets its volume (created once,
-// found by name after a crash), grows with its request, and is reported.
-// Each change of its status is announced as an Event.
+// found by name after a crash), grows with its request, and is reported. Each change of
+// its status is announced as an Event.
 func (c *claims) reconcile(ctx context.Context, o reconcile.Object) (reconcile.Result, error) {
 	var claim model.PersistentVolumeClaim
 	if err := json.Unmarshal(o.Spec.Body, &claim); err != nil {
@@ -60,14 +60,16 @@ func (c *claims) reconcile(ctx context.Context, o reconcile.Object) (reconcile.R
 	return res, c.announce(ctx, o, prev, res, claim.Spec.VolumeName)
 }
 
+// step brings the claim's volume in line and reports it.
 func (c *claims) step(ctx context.Context, o reconcile.Object, claim *model.PersistentVolumeClaim, prev model.PersistentVolumeClaimStatus) (reconcile.Result, error) {
 	if o.Deleting() {
 		return c.release(ctx, o, claim, prev)
 	}
-	if orphan, err := ownersGone(ctx, c.js, o.Ref.Namespace, claim.OwnerReferences); err != nil || orphan {
-		if err != nil {
-			return reconcile.Result{}, err
-		}
+	orphan, err := ownersGone(ctx, c.js, o.Ref.Namespace, claim.OwnerReferences)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if orphan {
 		// The deleted record is reconciled next; until then the last report stands.
 		return reconcile.Result{Status: prev}, markDeleted(ctx, c.js, o, c.now())
 	}

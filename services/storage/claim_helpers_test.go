@@ -154,8 +154,9 @@ func capacityMB(v cnstypes.CnsVolume) int64 {
 	return v.BackingObjectDetails.GetCnsBackingObjectDetails().CapacityInMb
 }
 
-// putStorageClass adds a StorageClass with the policy of my-storage-class.
-func putStorageClass(t *testing.T, js jetstream.JetStream, name string, expand bool) {
+// putStorageClass adds a StorageClass with the policy of my-storage-class and the reclaim
+// policy ("" for the default, Delete).
+func putStorageClass(t *testing.T, js jetstream.JetStream, name string, expand bool, reclaim string) {
 	t.Helper()
 	var policy string
 	for _, o := range vc.Objects {
@@ -167,7 +168,7 @@ func putStorageClass(t *testing.T, js jetstream.JetStream, name string, expand b
 		"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
 		"metadata":    map[string]any{"name": name, "uid": uuid.NewString()},
 		"provisioner": "csi.vsphere.vmware.com", "parameters": map[string]any{model.StoragePolicyIDParameter: policy},
-		"allowVolumeExpansion": expand,
+		"allowVolumeExpansion": expand, "reclaimPolicy": reclaim,
 	})
 	if _, err := events.AppendSpec(context.Background(), js, events.Ref{Plural: "storageclasses", Name: name}, events.OpPut, body, 0, nil); err != nil {
 		t.Fatal(err)

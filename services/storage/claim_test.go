@@ -101,7 +101,7 @@ func TestClaimDeletionWaitsForItsVM(t *testing.T) {
 // does not leaves it and says why.
 func TestClaimResize(t *testing.T) {
 	js := startService(t)
-	putStorageClass(t, js, "fixed-size", false)
+	putStorageClass(t, js, "fixed-size", false, "")
 	grows := newTestClaim("grows", "8Gi", "my-storage-class")
 	fixed := newTestClaim("fixed", "1Gi", "fixed-size")
 	grows.put(t, js)
@@ -259,5 +259,20 @@ func TestClaimDeletedBeforeRecordingItsVolume(t *testing.T) {
 	c.waitReleased(t, js)
 	if n := len(cnsVolumes(t, "pvc-"+c.UID)); n != 0 {
 		t.Errorf("CNS volumes left: %d, want the unrecorded one deleted", n)
+	}
+}
+
+// A claim of a class whose reclaim policy is Retain leaves its CNS volume behind.
+func TestClaimRetainedVolumeKept(t *testing.T) {
+	js := startService(t)
+	putStorageClass(t, js, "keeps", true, "Retain")
+	c := newTestClaim("kept", "1Gi", "keeps")
+	c.put(t, js)
+	c.waitBound(t, js)
+	c.markDeleting()
+	c.put(t, js)
+	c.waitReleased(t, js)
+	if n := len(cnsVolumes(t, "pvc-"+c.UID)); n != 1 {
+		t.Errorf("CNS volumes of a retained claim after its deletion: %d, want 1", n)
 	}
 }
