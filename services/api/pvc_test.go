@@ -11,9 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 )
 
-const claimsPath = "/api/v1/namespaces/my-namespace/persistentvolumeclaims"
-
-func claim(name, class, size string) map[string]any {
+func claimBody(name, class, size string) map[string]any {
 	return map[string]any{
 		"apiVersion": "v1", "kind": "PersistentVolumeClaim",
 		"metadata": map[string]any{"name": name},
@@ -44,11 +42,11 @@ func TestClaimAdmission(t *testing.T) {
 		body  map[string]any
 		field string
 	}{
-		{claim("c1", "silver", "8Gi"), "spec.storageClassName"},
-		{claim("c2", "gold", "8Zi"), "spec.resources.requests[storage]"},
-		{claim("c3", "gold", "0"), "spec.resources.requests[storage]"},
+		{claimBody("c1", "silver", "8Gi"), "spec.storageClassName"},
+		{claimBody("c2", "gold", "8Zi"), "spec.resources.requests[storage]"},
+		{claimBody("c3", "gold", "0"), "spec.resources.requests[storage]"},
 	} {
-		code, body := g.do("POST", claimsPath, userToken, bad.body)
+		code, body := g.do("POST", claims, userToken, bad.body)
 		st := decode(t, body)
 		causes, _ := field(st, "details", "causes").([]any)
 		if code != http.StatusUnprocessableEntity || !slices.ContainsFunc(causes, func(c any) bool { return c.(map[string]any)["field"] == bad.field }) {
@@ -59,7 +57,7 @@ func TestClaimAdmission(t *testing.T) {
 		t.Errorf("refused claims changed SPECS: %d records, want %d", after, before)
 	}
 
-	code, body := g.do("POST", claimsPath, userToken, claim("data", "gold", "8Gi"))
+	code, body := g.do("POST", claims, userToken, claimBody("data", "gold", "8Gi"))
 	if code != http.StatusCreated {
 		t.Fatalf("create claim: %d %s", code, body)
 	}
@@ -70,11 +68,11 @@ func TestClaimAdmission(t *testing.T) {
 	if got, _ := field(obj, "metadata", "finalizers").([]any); !slices.Contains(got, any("kubernetes.io/pvc-protection")) {
 		t.Errorf("finalizers %v, want kubernetes.io/pvc-protection", got)
 	}
-	code, body = g.do("DELETE", claimsPath+"/data", userToken, nil)
+	code, body = g.do("DELETE", claims+"/data", userToken, nil)
 	if code != http.StatusOK || field(decode(t, body), "metadata", "deletionTimestamp") == nil {
 		t.Errorf("delete claim: %d %s, want 200 and the claim kept, deleting, until storage releases it", code, body)
 	}
-	if code, _ := g.do("GET", claimsPath+"/data", userToken, nil); code != http.StatusOK {
+	if code, _ := g.do("GET", claims+"/data", userToken, nil); code != http.StatusOK {
 		t.Errorf("a deleted claim storage has not released: GET %d, want 200", code)
 	}
 }
