@@ -39,8 +39,18 @@ type Config struct {
 // resync re-reads every VM this often: disk usage grows without any event announcing it.
 const resync = 5 * time.Minute
 
-// Run reconciles VirtualMachines, images and PersistentVolumeClaims until ctx ends.
+// Run reconciles VirtualMachines, images and PersistentVolumeClaims until ctx ends. An
+// end asked for is no failure, also when it comes while the loops still start (their
+// setup then fails with the context's error).
 func Run(ctx context.Context, cfg Config) error {
+	err := run(ctx, cfg)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func run(ctx context.Context, cfg Config) error {
 	if cfg.VCenter.URL == nil {
 		return errors.New("storage: no vCenter URL configured")
 	}
