@@ -65,6 +65,13 @@ func TestKubectlPVC(t *testing.T) {
 		t.Errorf("finalizers %s, want kubernetes.io/pvc-protection", got)
 	}
 
+	if out := tp.must(t, "user", seedPVC, "apply", "-f", "-"); !strings.Contains(out, "unchanged") {
+		t.Errorf("applying my-pvc again: %s, want unchanged (the recorded volume and finalizer kept)", out)
+	}
+	if got := tp.must(t, "user", "", "get", "pvc", "my-pvc", "-o", "jsonpath={.spec.volumeName}"); got != id {
+		t.Errorf("volumeName after a second apply: %q, want %q", got, id)
+	}
+
 	described := tp.must(t, "user", "", "describe", "pvc", "my-pvc")
 	for _, want := range []string{"Name:", "my-pvc", "StorageClass:", "Status:", "Bound", "Volume:", id, "Capacity:", "8Gi", "Access Modes:", "RWO", "VolumeMode:", "Block", "Used By:", "<none>", "Finalizers:"} {
 		if !strings.Contains(described, want) {
