@@ -28,7 +28,8 @@ spec:
 // TestKubectlPVC walks issue #11's claim side with kubectl, each role on its own NATS
 // identity: my-pvc becomes Bound to one CNS volume of 8Gi that its VOLUME column names,
 // describe prints it, bad claims are refused with field errors and nothing provisioned,
-// the claim grows but never shrinks, and deleting it deletes the CNS volume.
+// the claim grows but never shrinks, and deleting it deletes the CNS volume; a claim owned
+// by a VM is deleted with it.
 func TestKubectlPVC(t *testing.T) {
 	tp := startTopology(t)
 	vc, err := vcenter.Connect(t.Context(), tp.vcenter(t))
@@ -120,5 +121,25 @@ func TestKubectlPVC(t *testing.T) {
 	}
 	if n := len(cnsVolume("pvc-" + uid)); n != 0 {
 		t.Errorf("CNS volumes of the deleted my-pvc: %d, want none", n)
+	}
+
+	// A claim owned by a VM goes with it (garbage collection), and so does its volume.
+	tp.must(t, "user", admissionVM("owner-vm", "", ""), "apply", "-f", "-")
+	vmUID := tp.must(t, "user", "", "get", "vm", "owner-vm", "-o", "jsonpath={.metadata.uid}")
+	owned := strings.Replace(strings.ReplaceAll(seedPVC, "my-pvc", "owned-pvc"), "  name: owned-pvc\n",
+		"  name: owned-pvc\n  ownerReferences:\n  - apiVersion: vmoperator.vmware.com/v1alpha5\n    kind: VirtualMachine\n"+
+			"    name: owner-vm\n    uid: "+vmUID+"\n", 1)
+	tp.must(t, "user", owned, "apply", "-f", "-")
+	tp.eventually("owned-pvc Bound", func() bool {
+		return tp.must(t, "user", "", "get", "pvc", "owned-pvc", "-o", "jsonpath={.status.phase}") == "Bound"
+	})
+	ownedUID := tp.must(t, "user", "", "get", "pvc", "owned-pvc", "-o", "jsonpath={.metadata.uid}")
+	tp.must(t, "user", "", "delete", "vm", "owner-vm", "--wait=true", "--timeout=60s")
+	tp.eventually("owned-pvc collected", func() bool {
+		out, err := tp.as("user", "", "get", "pvc", "owned-pvc")
+		return err != nil && strings.Contains(out, "NotFound")
+	})
+	if n := len(cnsVolume("pvc-" + ownedUID)); n != 0 {
+		t.Errorf("CNS volumes of the collected owned-pvc: %d, want none", n)
 	}
 }
