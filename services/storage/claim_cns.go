@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -12,10 +11,8 @@ import (
 	"github.com/vmware/govmomi/cns"
 	cnstypes "github.com/vmware/govmomi/cns/types"
 	"github.com/vmware/govmomi/object"
-	"github.com/vmware/govmomi/property"
 	govtask "github.com/vmware/govmomi/task"
 	"github.com/vmware/govmomi/view"
-	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -135,54 +132,6 @@ func (v *volumes) create(ctx context.Context, name, policyID, namespace, claim s
 	return res.VolumeId.Id, nil
 }
 
-// awaitEarlierCreates waits for the CNS volume creations vCenter still runs that were
-// queued before this run of the service began: ones a previous run started before it
-// stopped, whose volumes cannot be found by name until they finish. Once none is left,
-// none can appear, and later calls return at once.
-func (v *volumes) awaitEarlierCreates(ctx context.Context) error {
-	if v.settled.Load() {
-		return nil
-	}
-	running, err := v.earlierCreates(ctx)
-	if err != nil {
-		return err
-	}
-	for _, ref := range running {
-		// The task's outcome is not ours to judge: the volume is looked up by name after.
-		if _, err := object.NewTask(v.vc.Client, ref).WaitForResult(ctx); ctx.Err() != nil {
-			return fmt.Errorf("wait for CNS volume creation %s: %w", ref.Value, err)
-		}
-	}
-	v.settled.Store(true)
-	return nil
-}
-
-// earlierCreates are the unfinished CNS volume creations queued before this run began.
-func (v *volumes) earlierCreates(ctx context.Context) ([]types.ManagedObjectReference, error) {
-	pc := property.DefaultCollector(v.vc.Client)
-	var tm mo.TaskManager
-	if err := pc.RetrieveOne(ctx, *v.vc.ServiceContent.TaskManager, []string{"recentTask"}, &tm); err != nil {
-		return nil, fmt.Errorf("read vCenter's recent tasks: %w", err)
-	}
-	if len(tm.RecentTask) == 0 {
-		return nil, nil
-	}
-	var tasks []mo.Task
-	if err := pc.Retrieve(ctx, tm.RecentTask, []string{"info"}, &tasks); err != nil {
-		return nil, fmt.Errorf("read vCenter's recent tasks: %w", err)
-	}
-	var out []types.ManagedObjectReference
-	for _, t := range tasks {
-		i := t.Info
-		creates := strings.Contains(strings.ToLower(i.DescriptionId), "createvolume")
-		unfinished := i.State == types.TaskInfoStateQueued || i.State == types.TaskInfoStateRunning
-		if creates && unfinished && i.QueueTime.Before(v.started) {
-			out = append(out, t.Reference())
-		}
-	}
-	return out, nil
-}
-
 // extend grows the volume to size.
 func (v *volumes) extend(ctx context.Context, id string, size resource.Quantity) error {
 	task, err := v.cns.ExtendVolume(ctx, []cnstypes.CnsVolumeExtendSpec{{
@@ -269,40 +218,6 @@ func (v *volumes) datastores(ctx context.Context) ([]types.ManagedObjectReferenc
 		return nil, errors.New("vCenter has no datastore")
 	}
 	return refs, nil
-}
-
-// attachedTo names the vSphere VMs that have a disk backed by the file path.
-func (v *volumes) attachedTo(ctx context.Context, path string) ([]string, error) {
-	if path == "" {
-		return nil, nil
-	}
-	m := view.NewManager(v.vc.Client)
-	cv, err := m.CreateContainerView(ctx, v.vc.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
-	if err != nil {
-		return nil, fmt.Errorf("list VMs: %w", err)
-	}
-	defer func() { _ = cv.Destroy(context.WithoutCancel(ctx)) }()
-	var vms []mo.VirtualMachine
-	if err := cv.Retrieve(ctx, []string{"VirtualMachine"}, []string{"name", "config.hardware.device"}, &vms); err != nil {
-		return nil, fmt.Errorf("read VMs' disks: %w", err)
-	}
-	var out []string
-	for _, vm := range vms {
-		if vm.Config == nil {
-			continue
-		}
-		for _, d := range vm.Config.Hardware.Device {
-			disk, ok := d.(*types.VirtualDisk)
-			if !ok {
-				continue
-			}
-			if b, ok := disk.Backing.(types.BaseVirtualDeviceFileBackingInfo); ok && b.GetVirtualDeviceFileBackingInfo().FileName == path {
-				out = append(out, vm.Name)
-				break
-			}
-		}
-	}
-	return out, nil
 }
 
 const mebibyte = 1 << 20
