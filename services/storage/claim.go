@@ -17,8 +17,6 @@ import (
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
-const pluralClaims = "persistentvolumeclaims"
-
 // claimLoopConfig is the PersistentVolumeClaim loop: a VM's change (it starts or stops
 // naming a claim, or goes and with it the claims it owns) reconciles the claims of its
 // namespace; the resync notices a CNS volume that vanished.

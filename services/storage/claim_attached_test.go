@@ -20,7 +20,7 @@ import (
 // volume is deleted and the claim released.
 func TestClaimDeletionWaitsForAttachedDisk(t *testing.T) {
 	js := startService(t)
-	c := newTestClaim("attached", "1Gi", "my-storage-class")
+	c := newPVCFixture("attached", "1Gi", "my-storage-class")
 	c.put(t, js)
 	c.waitBound(t, js)
 	_, stored := c.stored(t, js)

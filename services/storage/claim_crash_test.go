@@ -48,9 +48,9 @@ func TestClaimProvisioningSurvivesRestarts(t *testing.T) {
 			<-done // a kill may end it with any error
 		}
 	}
-	var claims []*testClaim
+	var claims []*pvcFixture
 	for i := range 10 {
-		claims = append(claims, newTestClaim(fmt.Sprintf("crash-%d", i), "1Gi", "my-storage-class"))
+		claims = append(claims, newPVCFixture(fmt.Sprintf("crash-%d", i), "1Gi", "my-storage-class"))
 	}
 	kill := start()
 	for _, c := range claims {

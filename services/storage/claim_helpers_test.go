@@ -15,8 +15,8 @@ import (
 	"github.com/vmop/vmop/pkg/model"
 )
 
-// testClaim is a PersistentVolumeClaim as admission stores it, for the tests to drive.
-type testClaim struct {
+// pvcFixture is a PersistentVolumeClaim as admission stores it, for the tests to drive.
+type pvcFixture struct {
 	Ref events.Ref
 	UID string
 	Obj map[string]any
@@ -24,10 +24,10 @@ type testClaim struct {
 	gen int64
 }
 
-// newTestClaim is a claim of the size in my-namespace with the pvc-protection finalizer.
-func newTestClaim(name, size, class string) *testClaim {
+// newPVCFixture is a claim of the size in my-namespace with the pvc-protection finalizer.
+func newPVCFixture(name, size, class string) *pvcFixture {
 	uid := uuid.NewString()
-	return &testClaim{
+	return &pvcFixture{
 		Ref: events.Ref{Plural: pluralClaims, Namespace: "my-namespace", Name: name},
 		UID: uid,
 		Obj: map[string]any{
@@ -46,19 +46,19 @@ func newTestClaim(name, size, class string) *testClaim {
 	}
 }
 
-func (c *testClaim) spec() map[string]any { return c.Obj["spec"].(map[string]any) }
-func (c *testClaim) meta() map[string]any { return c.Obj["metadata"].(map[string]any) }
-func (c *testClaim) setSize(size string) {
+func (c *pvcFixture) spec() map[string]any { return c.Obj["spec"].(map[string]any) }
+func (c *pvcFixture) meta() map[string]any { return c.Obj["metadata"].(map[string]any) }
+func (c *pvcFixture) setSize(size string) {
 	c.spec()["resources"] = map[string]any{"requests": map[string]any{"storage": size}}
 }
-func (c *testClaim) markDeleting()            { c.meta()["deletionTimestamp"] = "2026-11-22T00:00:00Z" }
-func (c *testClaim) volumeName() string       { s, _ := c.spec()["volumeName"].(string); return s }
-func (c *testClaim) hasFinalizer() bool       { f, _ := c.meta()["finalizers"].([]any); return len(f) > 0 }
-func (c *testClaim) ownedBy(o map[string]any) { c.meta()["ownerReferences"] = []any{o} }
+func (c *pvcFixture) markDeleting()            { c.meta()["deletionTimestamp"] = "2026-11-22T00:00:00Z" }
+func (c *pvcFixture) volumeName() string       { s, _ := c.spec()["volumeName"].(string); return s }
+func (c *pvcFixture) hasFinalizer() bool       { f, _ := c.meta()["finalizers"].([]any); return len(f) > 0 }
+func (c *pvcFixture) ownedBy(o map[string]any) { c.meta()["ownerReferences"] = []any{o} }
 
 // put appends the claim's next record on top of the newest one (the service may have
 // recorded its volume meanwhile: that record is read back first, as a client's update would).
-func (c *testClaim) put(t *testing.T, js jetstream.JetStream) {
+func (c *pvcFixture) put(t *testing.T, js jetstream.JetStream) {
 	t.Helper()
 	if c.seq != 0 {
 		rec, err := events.LastSpec(t.Context(), js, c.Ref)
@@ -86,7 +86,7 @@ func (c *testClaim) put(t *testing.T, js jetstream.JetStream) {
 }
 
 // stored is the claim's newest SPECS record.
-func (c *testClaim) stored(t *testing.T, js jetstream.JetStream) (events.SpecRecord, model.PersistentVolumeClaim) {
+func (c *pvcFixture) stored(t *testing.T, js jetstream.JetStream) (events.SpecRecord, model.PersistentVolumeClaim) {
 	t.Helper()
 	rec, err := events.LastSpec(t.Context(), js, c.Ref)
 	if err != nil {
@@ -100,7 +100,7 @@ func (c *testClaim) stored(t *testing.T, js jetstream.JetStream) (events.SpecRec
 }
 
 // wait waits, with a deadline, for the storage slice about the claim that satisfies ok.
-func (c *testClaim) wait(t *testing.T, js jetstream.JetStream, what string, ok func(events.Slice, model.PersistentVolumeClaimStatus) bool) (events.Slice, model.PersistentVolumeClaimStatus) {
+func (c *pvcFixture) wait(t *testing.T, js jetstream.JetStream, what string, ok func(events.Slice, model.PersistentVolumeClaimStatus) bool) (events.Slice, model.PersistentVolumeClaimStatus) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -123,7 +123,7 @@ func (c *testClaim) wait(t *testing.T, js jetstream.JetStream, what string, ok f
 	}
 }
 
-func (c *testClaim) waitBound(t *testing.T, js jetstream.JetStream) model.PersistentVolumeClaimStatus {
+func (c *pvcFixture) waitBound(t *testing.T, js jetstream.JetStream) model.PersistentVolumeClaimStatus {
 	t.Helper()
 	_, st := c.wait(t, js, "phase Bound", func(_ events.Slice, st model.PersistentVolumeClaimStatus) bool {
 		return st.Phase == model.ClaimBound
@@ -131,7 +131,7 @@ func (c *testClaim) waitBound(t *testing.T, js jetstream.JetStream) model.Persis
 	return st
 }
 
-func (c *testClaim) waitReleased(t *testing.T, js jetstream.JetStream) {
+func (c *pvcFixture) waitReleased(t *testing.T, js jetstream.JetStream) {
 	t.Helper()
 	c.wait(t, js, "the claim released", func(s events.Slice, _ model.PersistentVolumeClaimStatus) bool { return s.Released })
 }
@@ -176,7 +176,7 @@ func putStorageClass(t *testing.T, js jetstream.JetStream, name string, expand b
 }
 
 // lastEvent is the data of the newest CloudEvent of the type about the claim, nil for none.
-func (c *testClaim) lastEvent(t *testing.T, js jetstream.JetStream, typ string) *claimEvent {
+func (c *pvcFixture) lastEvent(t *testing.T, js jetstream.JetStream, typ string) *claimEvent {
 	t.Helper()
 	st, err := js.Stream(t.Context(), events.StreamEvents)
 	if err != nil {

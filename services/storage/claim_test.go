@@ -20,7 +20,7 @@ import (
 // the CNS volume goes, then the pvc-protection finalizer, and the claim is released.
 func TestClaimBoundThenDeleted(t *testing.T) {
 	js := startService(t)
-	c := newTestClaim("my-pvc", "8Gi", "my-storage-class")
+	c := newPVCFixture("my-pvc", "8Gi", "my-storage-class")
 	c.put(t, js)
 	st := c.waitBound(t, js)
 	if got := st.Capacity[model.StorageRequest]; got.Cmp(resource.MustParse("8Gi")) != 0 {
@@ -65,7 +65,7 @@ func TestClaimBoundThenDeleted(t *testing.T) {
 // holds it; once the VM is gone, the volume is deleted and the claim released.
 func TestClaimDeletionWaitsForItsVM(t *testing.T) {
 	js := startService(t)
-	c := newTestClaim("held", "1Gi", "my-storage-class")
+	c := newPVCFixture("held", "1Gi", "my-storage-class")
 	c.put(t, js)
 	c.waitBound(t, js)
 	vm := deploytest.NewVM("my-namespace", "holder", model.VirtualMachineSpec{
@@ -102,8 +102,8 @@ func TestClaimDeletionWaitsForItsVM(t *testing.T) {
 func TestClaimResize(t *testing.T) {
 	js := startService(t)
 	putStorageClass(t, js, "fixed-size", false, "")
-	grows := newTestClaim("grows", "8Gi", "my-storage-class")
-	fixed := newTestClaim("fixed", "1Gi", "fixed-size")
+	grows := newPVCFixture("grows", "8Gi", "my-storage-class")
+	fixed := newPVCFixture("fixed", "1Gi", "fixed-size")
 	grows.put(t, js)
 	fixed.put(t, js)
 	grows.waitBound(t, js)
@@ -154,7 +154,7 @@ func TestClaimArrivingBoundIsCheckedThenLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newTestClaim("registered", "3Gi", "my-storage-class")
+	c := newPVCFixture("registered", "3Gi", "my-storage-class")
 	c.spec()["volumeName"] = id
 	c.put(t, js)
 	st := c.waitBound(t, js)
@@ -181,7 +181,7 @@ func TestClaimOfDeletedOwnerIsCollected(t *testing.T) {
 	js := startService(t)
 	vm := deploytest.NewVM("my-namespace", "owner", model.VirtualMachineSpec{StorageClass: "my-storage-class"})
 	vm.Put(t, js, false)
-	c := newTestClaim("disk-owned", "1Gi", "my-storage-class")
+	c := newPVCFixture("disk-owned", "1Gi", "my-storage-class")
 	c.ownedBy(map[string]any{"apiVersion": "vmoperator.vmware.com/v1alpha5", "kind": "VirtualMachine", "name": "owner", "uid": vm.UID})
 	c.put(t, js)
 	c.waitBound(t, js)
@@ -201,7 +201,7 @@ func TestClaimOfDeletedOwnerIsCollected(t *testing.T) {
 // A claim naming a class that does not exist stays Pending, says so and gets no volume.
 func TestClaimMissingClassPending(t *testing.T) {
 	js := startService(t)
-	c := newTestClaim("no-class", "1Gi", "no-such-class")
+	c := newPVCFixture("no-class", "1Gi", "no-such-class")
 	c.put(t, js)
 	_, st := c.wait(t, js, "phase Pending", func(_ events.Slice, st model.PersistentVolumeClaimStatus) bool { return st.Phase == model.ClaimPending })
 	if len(st.Conditions) != 1 || !strings.Contains(st.Conditions[0].Message, `"no-such-class" not found`) {
@@ -249,7 +249,7 @@ func TestClaimDeletedBeforeRecordingItsVolume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newTestClaim("early-delete", "1Gi", "my-storage-class")
+	c := newPVCFixture("early-delete", "1Gi", "my-storage-class")
 	v := &volumes{vc: vc.Client, cns: cc, user: "test"}
 	if _, err := v.create(t.Context(), "pvc-"+c.UID, classPolicy(t, "my-storage-class"), "my-namespace", c.Ref.Name, resource.MustParse("1Gi")); err != nil {
 		t.Fatal(err)
@@ -266,7 +266,7 @@ func TestClaimDeletedBeforeRecordingItsVolume(t *testing.T) {
 func TestClaimRetainedVolumeKept(t *testing.T) {
 	js := startService(t)
 	putStorageClass(t, js, "keeps", true, "Retain")
-	c := newTestClaim("kept", "1Gi", "keeps")
+	c := newPVCFixture("kept", "1Gi", "keeps")
 	c.put(t, js)
 	c.waitBound(t, js)
 	c.markDeleting()

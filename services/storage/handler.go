@@ -20,9 +20,10 @@ import (
 
 // handler reconciles one VirtualMachine at a time (the loop serialises per object).
 type handler struct {
-	js  jetstream.JetStream
-	vc  *govmomi.Client
-	now func() time.Time
+	js      jetstream.JetStream
+	vc      *govmomi.Client
+	volumes *attacher
+	now     func() time.Time
 }
 
 // reconcile reports the storage class check before the VM exists; once placement has
@@ -91,11 +92,16 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		}
 	}
 
-	observed := observe(mvm)
+	vols, mvm, err := h.syncVolumes(ctx, o, vm, vcVM, mvm)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	observed := observe(mvm, vols.volumes, vols.managed)
 	status.Volumes = observed.volumes
 	status.Hardware = &model.VirtualMachineHardwareStatus{Controllers: observed.controllers}
 	status.Storage = observed.storage
 	class.ready(conds, problem, "")
+	vols.condition(conds)
 	status.Conditions = conds.List()
 	return reconcile.Result{Status: status}, nil
 }

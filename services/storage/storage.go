@@ -67,24 +67,29 @@ func run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer vcenter.Logout(ctx, rc)
-	h := &handler{js: cfg.JetStream, vc: vc, now: time.Now}
-	cc, err := cns.NewClient(ctx, vc.Client)
+	cnsClient, err := cns.NewClient(ctx, vc.Client)
 	if err != nil {
 		return fmt.Errorf("storage: CNS client: %w", err)
 	}
+	h := &handler{js: cfg.JetStream, vc: vc, volumes: &attacher{vc: vc, cns: &cnsRegistry{c: cnsClient, vc: vc.Client}}, now: time.Now}
+	vmLoop := vmLoopConfig(cfg.Logger)
+	// A VM is looked at again, outside the streams, while a claim's expansion is pending.
+	trigger := reconcile.NewTrigger(cfg.JetStream, vmLoop, h.reconcile)
 	// vCenter's clock, which its tasks' queue times are read against.
 	started, err := methods.GetCurrentTime(ctx, vc.Client)
 	if err != nil {
 		return fmt.Errorf("storage: read vCenter's time: %w", err)
 	}
 	claimCfg := claimLoopConfig(cfg.Logger)
-	pvcs := &claims{js: cfg.JetStream, volumes: &volumes{vc: vc, cns: cc, user: cfg.VCenter.URL.User.Username(), started: *started}, now: time.Now}
+	pvcs := &claims{js: cfg.JetStream, volumes: &volumes{vc: vc, cns: cnsClient, user: cfg.VCenter.URL.User.Username(), started: *started}, now: time.Now}
 	pvcs.trigger = reconcile.NewTrigger(cfg.JetStream, claimCfg, pvcs.reconcile)
 	images := &imageReconciler{rest: rc, now: time.Now}
 	// The loops run until ctx ends or one fails, which stops the others.
 	g, ctx := errgroup.WithContext(ctx)
+	h.volumes.later = func(ref events.Ref, at time.Time) { trigger.RequestAt(ctx, ref, at) }
 	g.Go(func() error {
-		return reconcile.Run(ctx, cfg.JetStream, vmLoopConfig(cfg.Logger), h.reconcile)
+		defer trigger.Wait()
+		return reconcile.Run(ctx, cfg.JetStream, vmLoop, trigger.Func())
 	})
 	g.Go(func() error { return reconcile.Run(ctx, cfg.JetStream, claimCfg, pvcs.trigger.Func()) })
 	g.Go(func() error { return images.run(ctx, cfg, pluralImages) })
@@ -96,8 +101,9 @@ func vmLoopConfig(log *slog.Logger) reconcile.Config {
 	return reconcile.Config{
 		Service: model.ServiceStorage, Plural: "virtualmachines", Workers: 8,
 		// crypto's slice: a disk it encrypted or rekeyed changes status.volumes[].crypto.
-		Inputs:  []string{model.ServicePlacement, model.ServiceCrypto},
-		Related: []string{"storageclasses"},
+		Inputs: []string{model.ServicePlacement, model.ServiceCrypto},
+		// a claim bound, grown or deleted changes the volumes of the VMs of its namespace
+		Related: []string{"storageclasses", pluralClaims},
 		Resync:  resync,
 		Logger:  log,
 	}

@@ -77,6 +77,9 @@ func (v *VM) Put(t testing.TB, js jetstream.JetStream, deleting bool) {
 	}
 }
 
+// Generation is the generation Put last wrote.
+func (v *VM) Generation() int64 { return v.gen }
+
 // Deploy creates the VM in e's vcsim from a library item as placement would, reports it
 // created in a placement slice, and destroys it when the test ends.
 func (v *VM) Deploy(t testing.TB, e *Env, js jetstream.JetStream, item string) *object.VirtualMachine {
