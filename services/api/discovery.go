@@ -13,6 +13,7 @@ import (
 // Verbs every kind serves; discovery advertises them so kubectl knows what it may ask.
 var (
 	objectVerbs = metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
+	readVerbs   = metav1.Verbs{"get", "list", "watch"}
 	statusVerbs = metav1.Verbs{"get", "patch", "update"}
 )
 
@@ -82,9 +83,13 @@ func resourceList(group, ver string) (metav1.APIResourceList, bool) {
 		if k.Group != group || k.Version != ver {
 			continue
 		}
+		verbs := objectVerbs
+		if k.ReadOnly {
+			verbs = readVerbs
+		}
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: k.Plural, SingularName: k.Singular, Namespaced: k.Namespaced, Kind: k.Kind,
-			Verbs: objectVerbs, ShortNames: k.ShortNames,
+			Verbs: verbs, ShortNames: k.ShortNames,
 		})
 		if k.HasStatus {
 			list.APIResources = append(list.APIResources, metav1.APIResource{

@@ -23,6 +23,7 @@ import (
 	"github.com/vmop/vmop/services/api/apply"
 	"github.com/vmop/vmop/services/api/auth"
 	"github.com/vmop/vmop/services/api/finalize"
+	"github.com/vmop/vmop/services/api/kubeevents"
 	"github.com/vmop/vmop/services/api/quota"
 	"github.com/vmop/vmop/services/api/readmodel"
 )
@@ -88,6 +89,19 @@ func Run(ctx context.Context, cfg Config) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() { cancel(rm.Fold(ctx, cfg.JetStream)) }()
+	kevents, err := kubeevents.Open(filepath.Join(cfg.DataDir, "events.db"), log)
+	if err != nil {
+		return fmt.Errorf("open events: %w", err)
+	}
+	defer kevents.Close()
+	foldingEvents := make(chan struct{})
+	defer func() { cancel(nil); <-foldingEvents }() // Fold, its writer, ends before Close
+	go func() {
+		defer close(foldingEvents)
+		if err := kevents.Fold(ctx, cfg.JetStream); err != nil {
+			cancel(fmt.Errorf("fold events: %w", err))
+		}
+	}()
 
 	specs := &specWriter{js: cfg.JetStream}
 	authn := auth.NewAuthenticator(tokens, cfg.PrivilegedUsers)
@@ -99,6 +113,7 @@ func Run(ctx context.Context, cfg Config) error {
 		auth:   authn,
 		specs:  specs,
 		rm:     rm,
+		events: eventFeed{store: kevents, js: cfg.JetStream},
 		admit:  admission.New(rm, cfg.Namespaces),
 		fields: fields,
 		log:    log,

@@ -26,6 +26,7 @@ type server struct {
 	auth    authority
 	specs   *specWriter
 	rm      *readmodel.Store
+	events  eventFeed // the Events kinds
 	admit   admitter
 	quotas  quotaGate
 	fields  *apply.Managers
