@@ -3,12 +3,7 @@ package api_test
 import (
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
-
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 )
 
 func claimBody(name, class, size string) map[string]any {
@@ -74,41 +69,5 @@ func TestClaimAdmission(t *testing.T) {
 	}
 	if code, _ := g.do("GET", claims+"/data", userToken, nil); code != http.StatusOK {
 		t.Errorf("a deleted claim storage has not released: GET %d, want 200", code)
-	}
-}
-
-// kubectl describe pvc lists the namespace's pods: the answer is an empty list (also in
-// protobuf), no pod by any name, and the namespaces rules of every kind.
-func TestPodsAreNone(t *testing.T) {
-	g := startGateway(t, newStreams(t), t.TempDir())
-	code, body := g.do("GET", "/api/v1/namespaces/my-namespace/pods?limit=500", userToken, nil)
-	if list := decode(t, body); code != http.StatusOK || list["kind"] != "PodList" || len(list["items"].([]any)) != 0 {
-		t.Errorf("list pods: %d %s, want 200 and an empty PodList", code, body)
-	}
-	code, data, hdr := g.doHeader("GET", "/api/v1/namespaces/my-namespace/pods", userToken, nil, "Accept", "application/vnd.kubernetes.protobuf")
-	if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "application/vnd.kubernetes.protobuf") {
-		t.Fatalf("list pods in protobuf: %d %s", code, hdr.Get("Content-Type"))
-	}
-	scheme := runtime.NewScheme()
-	if err := corev1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	obj, _, err := protobuf.NewSerializer(scheme, scheme).Decode(data, nil, nil)
-	if list, ok := obj.(*corev1.PodList); err != nil || !ok || len(list.Items) != 0 {
-		t.Errorf("protobuf pod list: %T %v, want an empty PodList", obj, err)
-	}
-	for _, tt := range []struct {
-		path, token string
-		want        int
-	}{
-		{"/api/v1/namespaces/my-namespace/pods/web", userToken, http.StatusNotFound},
-		{"/api/v1/namespaces/kube-system/pods", userToken, http.StatusForbidden},
-		{"/api/v1/pods", userToken, http.StatusForbidden},
-		{"/api/v1/pods", adminToken, http.StatusOK},
-		{"/api/v1/namespaces/my-namespace/pods", "", http.StatusUnauthorized},
-	} {
-		if code, body := g.do("GET", tt.path, tt.token, nil); code != tt.want {
-			t.Errorf("GET %s: %d %s, want %d", tt.path, code, body, tt.want)
-		}
 	}
 }

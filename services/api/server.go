@@ -68,9 +68,6 @@ func (s *server) routes() *echo.Echo {
 	authed.GET("/openapi/v2", s.openAPIV2)
 	authed.GET("/openapi/v3", s.openAPIV3Root)
 	authed.GET("/openapi/v3/*", s.openAPIV3GroupVersion)
-	authed.GET("/api/v1/pods", s.listPods)
-	authed.GET("/api/v1/namespaces/:namespace/pods", s.listPods)
-	authed.GET("/api/v1/namespaces/:namespace/pods/:name", s.getPod)
 	authed.Any("/api/*", s.resource)
 	authed.Any("/apis/*", s.resource)
 	return e
