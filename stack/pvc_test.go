@@ -80,6 +80,10 @@ func TestKubectlPVC(t *testing.T) {
 		}
 	}
 
+	tp.eventually("describe pvc lists ProvisioningSucceeded", func() bool {
+		return strings.Contains(tp.must(t, "user", "", "describe", "pvc", "my-pvc"), "ProvisioningSucceeded")
+	})
+
 	// Bad claims: a clear field error each, nothing stored or provisioned.
 	for _, bad := range []struct{ name, manifest, want string }{
 		{"missing-class", strings.Replace(strings.ReplaceAll(seedPVC, "my-pvc", "missing-class"), "storageClassName: my-storage-class", "storageClassName: no-such-class", 1),
