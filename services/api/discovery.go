@@ -68,7 +68,7 @@ func apiGroups() []metav1.APIGroup {
 		}
 		out = append(out, metav1.APIGroup{Name: gv.Group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v})
 	}
-	return out
+	return append(out, selfReviewGroups()...)
 }
 
 // resourceList answers /api/v1 and /apis/<group>/<version>; false when we serve no such
@@ -102,6 +102,7 @@ func resourceList(group, ver string) (metav1.APIResourceList, bool) {
 			})
 		}
 	}
+	list.APIResources = append(list.APIResources, selfReviewResources(group, ver)...)
 	return list, len(list.APIResources) > 0
 }
 

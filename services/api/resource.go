@@ -24,6 +24,9 @@ func (s *server) resource(c echo.Context) error {
 		}
 		return c.JSON(http.StatusOK, list)
 	}
+	if r, ok := selfReviewAt(path); ok {
+		return s.serveSelfReview(c, r)
+	}
 	t, ok := parseTarget(path)
 	if ok && isAction(t) {
 		return s.audit(c, t, "update", func() error { return s.action(c, t) })

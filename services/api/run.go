@@ -49,6 +49,9 @@ type Config struct {
 	// MaxWatchesPerUser is how many watches one user may have open (default 100); more
 	// are 429 Too Many Requests.
 	MaxWatchesPerUser int
+	// WatchBookmarkInterval is how often a watch that allows bookmarks gets one (default a
+	// minute, as kube-apiserver sends them).
+	WatchBookmarkInterval time.Duration
 }
 
 // NamespaceSettings are the per-namespace settings of api-rules §0.4; for now one set
@@ -59,6 +62,7 @@ type NamespaceSettings = model.NamespaceSettings
 const (
 	defaultRequestTimeout    = 60 * time.Second
 	defaultMaxWatchesPerUser = 100
+	defaultBookmarkInterval  = time.Minute
 )
 
 // Run serves the API until ctx ends.
@@ -120,6 +124,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 		requestTimeout: cmp.Or(cfg.RequestTimeout, defaultRequestTimeout),
 		watches:        newWatchLimit(cmp.Or(cfg.MaxWatchesPerUser, defaultMaxWatchesPerUser)),
+		bookmarkEvery:  cmp.Or(cfg.WatchBookmarkInterval, defaultBookmarkInterval),
 	}
 	s.metrics = newMetrics(cfg.JetStream, rm, s.watches)
 	s.quotas = quota.NewGate(rm)
