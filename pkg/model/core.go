@@ -150,6 +150,28 @@ type PersistentVolumeClaimStatus struct {
 
 	// Capacity is the size of the bound volume.
 	Capacity ResourceList `json:"capacity,omitempty"`
+
+	// Conditions say what holds the claim back: a deletion waiting for the VMs that use
+	// it, a resize that cannot happen.
+	Conditions []PersistentVolumeClaimCondition `json:"conditions,omitempty"`
+}
+
+// PersistentVolumeClaimCondition is one condition of a claim, as Kubernetes spells it.
+type PersistentVolumeClaimCondition struct {
+	// Type is the condition's name, e.g. InUse or Resizing.
+	Type string `json:"type"`
+
+	// Status is True, False or Unknown.
+	Status metav1.ConditionStatus `json:"status"`
+
+	// LastTransitionTime is when the status last changed.
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+
+	// Reason is a CamelCase word for why.
+	Reason string `json:"reason,omitempty"`
+
+	// Message explains the condition to a person.
+	Message string `json:"message,omitempty"`
 }
 
 // The phases of a claim.

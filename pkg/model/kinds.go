@@ -202,11 +202,13 @@ var kinds = []Kind{
 		Group: GroupCore, Version: VersionCore, Kind: "PersistentVolumeClaim", ListKind: "PersistentVolumeClaimList",
 		Plural: "persistentvolumeclaims", Singular: "persistentvolumeclaim", ShortNames: []string{"pvc"},
 		Namespaced: true, HasStatus: true,
+		// Storage deletes the claim's CNS volume once no VM uses it.
+		Owners: []string{ServiceStorage},
 		Columns: []Column{
 			{Name: "Status", Type: "string", JSONPath: ".status.phase", Description: "Pending, Bound or Lost."},
 			{Name: "Volume", Type: "string", JSONPath: ".spec.volumeName", Description: "Volume bound to the claim."},
 			{Name: "Capacity", Type: "string", JSONPath: ".status.capacity.storage", Description: "Size of the bound volume."},
-			{Name: "Access Modes", Type: "string", JSONPath: ".status.accessModes", Description: "Access modes of the bound volume."},
+			{Name: "Access Modes", Type: "string", Value: claimAccessModes, Description: "Access modes of the bound volume."},
 			{Name: "StorageClass", Type: "string", JSONPath: ".spec.storageClassName", Description: "StorageClass of the claim."},
 			ageColumn,
 		},

@@ -118,6 +118,7 @@ func TestKindRegistry(t *testing.T) {
 		{
 			group: GroupCore, plural: "persistentvolumeclaims", wantAPIVersion: "v1",
 			wantShortNames: []string{"pvc"}, wantNamespaced: true, wantStatus: true,
+			wantOwners:      []string{ServiceStorage},
 			wantColumnNames: []string{"Status", "Volume", "Capacity", "Access Modes", "StorageClass", "Age"},
 		},
 		{
@@ -153,9 +154,11 @@ func TestKindRegistry(t *testing.T) {
 	}
 }
 
-func TestOnlyVirtualMachinesHaveOwners(t *testing.T) {
+// Only VMs and claims have services that release them: the VM's services tear down its
+// vSphere VM, storage deletes a claim's CNS volume.
+func TestOnlyVirtualMachinesAndClaimsHaveOwners(t *testing.T) {
 	for _, k := range Kinds() {
-		if k.Kind != "VirtualMachine" && len(k.Owners) > 0 {
+		if k.Kind != "VirtualMachine" && k.Kind != "PersistentVolumeClaim" && len(k.Owners) > 0 {
 			t.Errorf("%s has owners %v", k.Kind, k.Owners)
 		}
 	}

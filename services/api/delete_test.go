@@ -21,6 +21,7 @@ metadata:
 provisioner: csi.vsphere.vmware.com
 parameters:
   storagePolicyID: aa6d5a82-1c88-45da-85d3-3d74b91a5bad
+allowVolumeExpansion: true
 `
 
 const ownedVM = `apiVersion: vmoperator.vmware.com/v1alpha5

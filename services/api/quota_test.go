@@ -194,6 +194,9 @@ current-context: admin
 // with 50Gi free, exactly two of six 20Gi claims are created.
 func TestStorageQuotaRace(t *testing.T) {
 	g := startGateway(t, newStreams(t), t.TempDir())
+	if code, resp := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create storage class: %d %s", code, resp)
+	}
 	if code, resp := g.do("POST", quotas, adminToken, myQuota); code != http.StatusCreated {
 		t.Fatalf("create quota: %d %s", code, resp)
 	}

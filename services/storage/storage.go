@@ -1,5 +1,6 @@
 // Package storage brings a VirtualMachine's controllers, disks and volumes in line with its spec and reports them in status,
-// and reports each image's status from its content library item (images.go).
+// reports each image's status from its content library item (images.go), and provisions each
+// PersistentVolumeClaim as a CNS volume (claim.go).
 //
 // Once placement reports the vSphere VM created, the service adds the storage controllers
 // spec.hardware names and the VM lacks, and reports status.volumes (the VM's disks),
@@ -18,6 +19,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi/cns"
+	"github.com/vmware/govmomi/vim25/methods"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -37,8 +39,18 @@ type Config struct {
 // resync re-reads every VM this often: disk usage grows without any event announcing it.
 const resync = 5 * time.Minute
 
-// Run reconciles VirtualMachines until ctx ends.
+// Run reconciles VirtualMachines, images and PersistentVolumeClaims until ctx ends. An
+// end asked for is no failure, also when it comes while the loops still start (their
+// setup then fails with the context's error).
 func Run(ctx context.Context, cfg Config) error {
+	err := run(ctx, cfg)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func run(ctx context.Context, cfg Config) error {
 	if cfg.VCenter.URL == nil {
 		return errors.New("storage: no vCenter URL configured")
 	}
@@ -63,6 +75,14 @@ func Run(ctx context.Context, cfg Config) error {
 	vmLoop := vmLoopConfig(cfg.Logger)
 	// A VM is looked at again, outside the streams, while a claim's expansion is pending.
 	trigger := reconcile.NewTrigger(cfg.JetStream, vmLoop, h.reconcile)
+	// vCenter's clock, which its tasks' queue times are read against.
+	started, err := methods.GetCurrentTime(ctx, vc.Client)
+	if err != nil {
+		return fmt.Errorf("storage: read vCenter's time: %w", err)
+	}
+	claimCfg := claimLoopConfig(cfg.Logger)
+	pvcs := &claims{js: cfg.JetStream, volumes: &volumes{vc: vc, cns: cnsClient, user: cfg.VCenter.URL.User.Username(), started: *started}, now: time.Now}
+	pvcs.trigger = reconcile.NewTrigger(cfg.JetStream, claimCfg, pvcs.reconcile)
 	images := &imageReconciler{rest: rc, now: time.Now}
 	// The loops run until ctx ends or one fails, which stops the others.
 	g, ctx := errgroup.WithContext(ctx)
@@ -71,6 +91,7 @@ func Run(ctx context.Context, cfg Config) error {
 		defer trigger.Wait()
 		return reconcile.Run(ctx, cfg.JetStream, vmLoop, trigger.Func())
 	})
+	g.Go(func() error { return reconcile.Run(ctx, cfg.JetStream, claimCfg, pvcs.trigger.Func()) })
 	g.Go(func() error { return images.run(ctx, cfg, pluralImages) })
 	g.Go(func() error { return images.run(ctx, cfg, pluralClusterImages) })
 	return g.Wait()
@@ -94,6 +115,11 @@ func Access() events.ServiceAccess {
 		Service: model.ServiceStorage,
 		Consumers: slices.Concat(reconcile.Consumers(vmLoopConfig(nil)),
 			reconcile.Consumers(imageLoopConfig(nil, pluralImages)),
-			reconcile.Consumers(imageLoopConfig(nil, pluralClusterImages))),
+			reconcile.Consumers(imageLoopConfig(nil, pluralClusterImages)),
+			reconcile.Consumers(claimLoopConfig(nil))),
+		// A claim's volume ID, its pvc-protection finalizer's removal and the deletion of a
+		// claim whose owners are gone.
+		Specs:  []string{pluralClaims},
+		Events: claimEventKinds(),
 	}
 }

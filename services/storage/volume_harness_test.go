@@ -79,6 +79,7 @@ type testClaim struct {
 	volumeID string
 	access   model.PersistentVolumeAccessMode
 	size     string
+	class    string // my-storage-class when empty
 	seq      uint64
 }
 
@@ -104,11 +105,15 @@ func mib(size string) int64 {
 // put appends the claim's spec to SPECS.
 func (c *testClaim) put(t testing.TB, js jetstream.JetStream) {
 	t.Helper()
+	class := c.class
+	if class == "" {
+		class = "my-storage-class"
+	}
 	body := map[string]any{
 		"apiVersion": "v1", "kind": "PersistentVolumeClaim",
 		"metadata": map[string]any{"name": c.ref.Name, "namespace": c.ref.Namespace, "uid": c.uid},
 		"spec": map[string]any{
-			"accessModes": []string{string(c.access)}, "volumeMode": "Block", "storageClassName": "my-storage-class",
+			"accessModes": []string{string(c.access)}, "volumeMode": "Block", "storageClassName": class,
 			"resources": map[string]any{"requests": map[string]any{"storage": c.size}}, "volumeName": c.volumeID,
 		},
 	}

@@ -160,7 +160,8 @@ func TestWSFCAddsPhysicalSharingController(t *testing.T) {
 func TestVolumeProblems(t *testing.T) {
 	js := startService(t)
 	taken := boundClaim(t, js, "taken", "8Gi", model.AccessModeReadWriteOnce)
-	unbound := &testClaim{ref: events.Ref{Plural: pluralClaims, Namespace: "my-namespace", Name: "unbound"}, uid: "u-1", access: model.AccessModeReadWriteOnce, size: "8Gi"}
+	// Its class does not exist, so the claim loop leaves it unbound until the test binds it.
+	unbound := &testClaim{ref: events.Ref{Plural: pluralClaims, Namespace: "my-namespace", Name: "unbound"}, uid: "u-1", access: model.AccessModeReadWriteOnce, size: "8Gi", class: "no-such-class"}
 	unbound.put(t, js)
 
 	first := deploytest.NewVM("my-namespace", "holder", vmSpec(claimVolume("data", "taken")))

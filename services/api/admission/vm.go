@@ -29,6 +29,7 @@ func New(rm Reader, ns model.NamespaceSettings) *Admission {
 	vm := &vmAdmission{rm: rm, ns: ns}
 	defaulters, validators := kindRules()
 	defaulters["VirtualMachine"], validators["VirtualMachine"] = vm.defaults, vm.validate
+	defaulters["PersistentVolumeClaim"], validators["PersistentVolumeClaim"] = claimRules(rm, ns)
 	deleting := map[string]validator{"VirtualMachine": vm.validateDeleting}
 	return &Admission{rm: rm, defaulters: defaulters, validators: validators, deleting: deleting}
 }

@@ -1,0 +1,92 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/nats-io/nats.go/jetstream"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/reconcile"
+)
+
+// users names what holds the claim (pvc-protection): the VMs of its namespace whose
+// spec.volumes name it, and the vSphere VMs with a disk backed by its volume's file
+// (attached although no spec names it any more: the detach has not happened yet).
+func (c *claims) users(ctx context.Context, claim events.Ref, diskPath string) ([]string, error) {
+	var out []string
+	subjects, err := events.Subjects(ctx, c.js, events.StreamSpecs, events.NamespaceSpecFilter("virtualmachines", claim.Namespace))
+	if err != nil {
+		return nil, fmt.Errorf("list VMs of %s: %w", claim.Namespace, err)
+	}
+	for _, subj := range subjects {
+		ref, err := events.ParseSpecSubject(subj)
+		if err != nil {
+			continue
+		}
+		var vm model.VirtualMachine
+		found, err := reconcile.LastSpecOf(ctx, c.js, ref, &vm)
+		if err != nil {
+			return nil, err
+		}
+		if found && slices.ContainsFunc(vm.Spec.Volumes, func(v model.VirtualMachineVolume) bool {
+			return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim.Name
+		}) {
+			out = append(out, "VirtualMachine "+ref.Name)
+		}
+	}
+	attached, err := c.volumes.attachedTo(ctx, diskPath)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range attached {
+		out = append(out, "vSphere VM "+name)
+	}
+	return out, nil
+}
+
+// ownersGone reports that the claim has owners and none of them exists any more (garbage
+// collection, as Kubernetes' collector does for dependents in the background): an owner is
+// gone when its kind has no object of that name, or one with another UID.
+func ownersGone(ctx context.Context, js jetstream.JetStream, namespace string, owners []metav1.OwnerReference) (bool, error) {
+	if len(owners) == 0 {
+		return false, nil
+	}
+	for _, ow := range owners {
+		kind, ok := kindOf(ow)
+		if !ok {
+			return false, nil // a kind vmop does not serve cannot be seen gone
+		}
+		ref := events.Ref{Plural: kind.Plural, Name: ow.Name}
+		if kind.Namespaced {
+			ref.Namespace = namespace
+		}
+		var head struct{ Metadata metav1.ObjectMeta }
+		found, err := reconcile.LastSpecOf(ctx, js, ref, &head)
+		if err != nil {
+			return false, fmt.Errorf("read owner %s: %w", ref, err)
+		}
+		if found && head.Metadata.UID == ow.UID {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// kindOf is the kind an owner reference names, in any version served of its group.
+func kindOf(ow metav1.OwnerReference) (model.Kind, bool) {
+	gv, err := schema.ParseGroupVersion(ow.APIVersion)
+	if err != nil {
+		return model.Kind{}, false
+	}
+	for _, k := range model.Kinds() {
+		if k.Kind == ow.Kind && k.Group == gv.Group {
+			return k, true
+		}
+	}
+	return model.Kind{}, false
+}
