@@ -53,7 +53,11 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer vcenter.Logout(ctx, rc)
-	h := &handler{js: cfg.JetStream, vc: vc, now: time.Now}
+	register, err := newRegistrar(ctx, cfg.JetStream, vc)
+	if err != nil {
+		return err
+	}
+	h := &handler{js: cfg.JetStream, vc: vc, now: time.Now, register: register}
 	images := &imageReconciler{rest: rc, now: time.Now}
 	// The loops run until ctx ends or one fails, which stops the others.
 	g, ctx := errgroup.WithContext(ctx)
@@ -76,10 +80,13 @@ func vmLoopConfig(log *slog.Logger) reconcile.Config {
 	}
 }
 
-// Access is what storage does on NATS, which its identity is allowed: its consumers.
+// Access is what storage does on NATS, which its identity is allowed: its consumers, and
+// the records of the schema upgrade (the VM's back-filled volumes and annotations, the
+// claims and CnsRegisterVolumes of its image disks).
 func Access() events.ServiceAccess {
 	return events.ServiceAccess{
 		Service: model.ServiceStorage,
+		Specs:   []string{"virtualmachines", pluralClaims, pluralRegistered},
 		Consumers: slices.Concat(reconcile.Consumers(vmLoopConfig(nil)),
 			reconcile.Consumers(imageLoopConfig(nil, pluralImages)),
 			reconcile.Consumers(imageLoopConfig(nil, pluralClusterImages))),
