@@ -50,18 +50,24 @@ func (r *registrar) upgrade(ctx context.Context, o reconcile.Object, vm *model.V
 		conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionTrue, "", "")
 		return nil
 	}
-	disks := imageDisks(object.VirtualDeviceList(mvm.Config.Hardware.Device))
+	devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
+	disks := imageDisks(devices)
 	var add []model.VirtualMachineVolume
 	for _, d := range disks {
 		if entryFor(vm.Spec.Volumes, d) < 0 {
 			add = append(add, d.volume())
 		}
 	}
-	if len(add) > 0 {
+	hw := backfillControllers(vm.Spec.Hardware, devices)
+	if len(add) > 0 || hw != nil {
 		conds.Set(model.ConditionUnmanagedVolumesBackfilled, metav1.ConditionFalse, model.ReasonPending,
-			fmt.Sprintf("adding %d image disks to spec.volumes", len(add)))
+			fmt.Sprintf("adding %d image disks to spec.volumes and the VM's controllers to spec.hardware", len(add)))
 		conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionFalse, model.ReasonPending, "waits for the image disks to be in spec.volumes")
-		return writeVM(ctx, r.js, o, append(slices.Clone(vm.Spec.Volumes), add...), nil)
+		e := vmEdit{hardware: hw}
+		if len(add) > 0 {
+			e.volumes = append(slices.Clone(vm.Spec.Volumes), add...)
+		}
+		return writeVM(ctx, r.js, o, e)
 	}
 	conds.Set(model.ConditionUnmanagedVolumesBackfilled, metav1.ConditionTrue, "", "")
 
@@ -100,7 +106,7 @@ func (r *registrar) upgrade(ctx context.Context, o reconcile.Object, vm *model.V
 		vols = nil // the volumes stay as they are: only the annotations change
 	}
 	conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionTrue, "", "")
-	return writeVM(ctx, r.js, o, vols, model.UpgradedTo(model.BuildVersion))
+	return writeVM(ctx, r.js, o, vmEdit{volumes: vols, annotations: model.UpgradedTo(model.BuildVersion)})
 }
 
 // reasonRegistrationFailed is upstream's reason for a registration that cannot proceed.
