@@ -25,8 +25,7 @@ const seedFile = "003_5c4b309985b5880e.txt"
 
 // seedSkipped lists examples of kinds vmop does not serve, by their 1-based position among the
 // seed's ```yaml fences.
-var seedSkipped = map[int]string{
-}
+var seedSkipped = map[int]string{}
 
 // seedFragments names what the examples without apiVersion/kind are part of, by position. The
 // status and spec fragments decode as the whole object (the rest of it left out), so the
