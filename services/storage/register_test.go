@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -211,4 +213,90 @@ func lastSeq(t *testing.T, js jetstream.JetStream, ref events.Ref) uint64 {
 		t.Fatal(err)
 	}
 	return rec.Seq
+}
+
+// Pre-mapped entries keep their names and claim names (seed, Mapping spec.volumes to Image
+// Disks), and a registration interrupted after RegisterDisk (the disk is a first-class
+// disk already, which RegisterDisk then refuses) finishes with that same disk: one
+// first-class disk and one CNS volume per file.
+func TestPreMappedAndInterruptedRegistration(t *testing.T) {
+	js := startService(t)
+	v := deploytest.NewVM("my-namespace", "pre-mapped", model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
+		Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
+		Volumes: []model.VirtualMachineVolume{
+			{Name: "os-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](0),
+				PersistentVolumeClaim: &model.PersistentVolumeClaimVolumeSource{ClaimName: "my-os-pvc"}},
+			{Name: "data-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](1)},
+		},
+	})
+	v.Put(t, js, false)
+	vcVM, err := vc.Deploy(t.Context(), inventory.MultiDiskImage, v.Ref.Name, v.Spec.InstanceUUID, v.Ref, v.UID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := deploytest.Destroy(context.Background(), vcVM); err != nil {
+			t.Error(err)
+		}
+	})
+	disks := imageDisks(object.VirtualDeviceList(readTestVM(t, vcVM).Config.Hardware.Device))
+	r, err := newRegistrar(t.Context(), js, vc.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, err := r.locate(t.Context(), disks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	fcds := vslm.NewObjectManager(vc.Client.Client)
+	if _, err := fcds.RegisterDisk(t.Context(), loc.registerURL, "interrupted"); err != nil {
+		t.Fatal(err)
+	}
+	if err := deploytest.MarkCreated(t.Context(), js, v.Ref, v.UID, 1); err != nil {
+		t.Fatal(err)
+	}
+	v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
+		return c == "True"
+	})
+
+	vm := storedVM(t, js, v)
+	var got []string
+	for _, vol := range vm.Spec.Volumes {
+		got = append(got, vol.Name+"="+claimName(vol))
+	}
+	if want := []string{"os-disk=my-os-pvc", "data-disk=data-disk"}; !slices.Equal(got, want) {
+		t.Errorf("volumes %v, want %v", got, want)
+	}
+	for _, claim := range []string{"my-os-pvc", "data-disk"} {
+		if c := readObject[model.PersistentVolumeClaim](t, js, pluralClaims, claim); c.Spec.VolumeName == "" || *c.Spec.StorageClassName != "my-storage-class" {
+			t.Errorf("claim %s: %+v, want bound with the VM's storage class", claim, c.Spec)
+		}
+	}
+	ids, err := fcds.List(t.Context(), disks[0].datastore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perFile := map[string]int{}
+	for _, id := range ids {
+		o, err := fcds.Retrieve(t.Context(), disks[0].datastore, id.Id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		perFile[o.Config.Backing.(*types.BaseConfigInfoDiskFileBackingInfo).FilePath]++
+	}
+	cnsClient, err := cns.NewClient(t.Context(), vc.Client.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range disks {
+		if perFile[d.backing.fileName] != 1 {
+			t.Errorf("%d first-class disks for %s, want 1", perFile[d.backing.fileName], d.backing.fileName)
+		}
+		found, err := cnsClient.QueryVolume(t.Context(), &cnstypes.CnsQueryFilter{Names: []string{d.name()}})
+		if err != nil || len(found.Volumes) != 1 {
+			t.Errorf("CNS volumes named %s: %d (%v), want 1", d.name(), len(found.Volumes), err)
+		}
+	}
 }
