@@ -45,13 +45,14 @@ func newRegistrar(ctx context.Context, js jetstream.JetStream, vc *govmomi.Clien
 // upgrade takes the VM one step further through its schema upgrade and sets the
 // conditions that tell how far it is. Only what can be retried is an error.
 func (r *registrar) upgrade(ctx context.Context, o reconcile.Object, vm *model.VirtualMachine, mvm mo.VirtualMachine, vcVM *object.VirtualMachine, conds *reconcile.ConditionSet) error {
+	devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
+	disks := imageDisks(devices)
 	if model.Upgraded(vm, model.BuildVersion) {
 		conds.Set(model.ConditionUnmanagedVolumesBackfilled, metav1.ConditionTrue, "", "")
 		conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionTrue, "", "")
+		promotionSynced(vm, disks, conds)
 		return nil
 	}
-	devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
-	disks := imageDisks(devices)
 	var add []model.VirtualMachineVolume
 	for _, d := range disks {
 		if entryFor(vm.Spec.Volumes, d) < 0 {

@@ -30,6 +30,7 @@ func (r *registrar) promote(ctx context.Context, vm *model.VirtualMachine, vcVM 
 		}
 	}
 	if len(linked) == 0 {
+		promotionSynced(vm, disks, conds)
 		return disks, "", nil
 	}
 	switch vm.Spec.PromoteDisksMode {
@@ -68,4 +69,18 @@ func (r *registrar) promote(ctx context.Context, vm *model.VirtualMachine, vcVM 
 		linked[i].linked = false
 	}
 	return append(ready, linked...), "", nil
+}
+
+// promotionSynced reports DiskPromotionSynced True when promotion is on and no disk is
+// a linked clone any more.
+func promotionSynced(vm *model.VirtualMachine, disks []imageDisk, conds *reconcile.ConditionSet) {
+	if vm.Spec.PromoteDisksMode == model.PromoteDisksModeDisabled {
+		return
+	}
+	for _, d := range disks {
+		if d.linked {
+			return
+		}
+	}
+	conds.Set(model.ConditionDiskPromotionSynced, metav1.ConditionTrue, "", "")
 }

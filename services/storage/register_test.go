@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi/cns"
+	"github.com/vmware/govmomi/find"
 	cnstypes "github.com/vmware/govmomi/cns/types"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/types"
@@ -282,7 +283,7 @@ func TestPreMappedAndInterruptedRegistration(t *testing.T) {
 	for _, id := range ids {
 		o, err := fcds.Retrieve(t.Context(), disks[0].datastore, id.Id)
 		if err != nil {
-			t.Fatal(err)
+			continue // another test's, whose VM and files are gone
 		}
 		perFile[o.Config.Backing.(*types.BaseConfigInfoDiskFileBackingInfo).FilePath]++
 	}
@@ -299,4 +300,106 @@ func TestPreMappedAndInterruptedRegistration(t *testing.T) {
 			t.Errorf("CNS volumes named %s: %d (%v), want 1", d.name(), len(found.Volumes), err)
 		}
 	}
+}
+
+// A linked-clone disk (its backing has a parent) is promoted before it is registered
+// (seed, Linked Clone Promotion): DiskPromotionSynced goes True, the disk has no parent
+// any more in vcsim, and it becomes a claim like the others.
+func TestLinkedCloneIsPromotedFirst(t *testing.T) {
+	js := startService(t)
+	v := deploytest.NewVM("my-namespace", "linked", model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
+		Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
+	})
+	v.Put(t, js, false)
+	vcVM, err := vc.Deploy(t.Context(), inventory.PhotonImage, v.Ref.Name, v.Spec.InstanceUUID, v.Ref, v.UID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := deploytest.Destroy(context.Background(), vcVM); err != nil {
+			t.Error(err)
+		}
+	})
+	devices := object.VirtualDeviceList(readTestVM(t, vcVM).Config.Hardware.Device)
+	base := devices.SelectByType((*types.VirtualDisk)(nil))[0].(*types.VirtualDisk)
+	// The clone's parent: a small disk of its own (vcsim takes 1 ms per MB to promote).
+	dc, err := find.NewFinder(vc.Client.Client).Datacenter(t.Context(), inventory.Datacenter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseBacking := &types.VirtualDiskFlatVer2BackingInfo{
+		VirtualDeviceFileBackingInfo: types.VirtualDeviceFileBackingInfo{
+			FileName:  strings.Replace(base.Backing.(*types.VirtualDiskFlatVer2BackingInfo).FileName, ".vmdk", "-parent.vmdk", 1),
+			Datastore: base.Backing.(*types.VirtualDiskFlatVer2BackingInfo).Datastore,
+		},
+		DiskMode: string(types.VirtualDiskModePersistent),
+	}
+	task, err := object.NewVirtualDiskManager(vc.Client.Client).CreateVirtualDisk(t.Context(), baseBacking.FileName, dc, &types.FileBackedVirtualDiskSpec{
+		VirtualDiskSpec: types.VirtualDiskSpec{DiskType: string(types.VirtualDiskTypeThin), AdapterType: string(types.VirtualDiskAdapterTypeLsiLogic)},
+		CapacityKb:      1 << 20,
+	})
+	if err == nil {
+		err = task.Wait(t.Context())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := &types.VirtualDisk{
+		VirtualDevice: types.VirtualDevice{
+			Key: -1, ControllerKey: base.ControllerKey, UnitNumber: ptr[int32](1),
+			Backing: &types.VirtualDiskFlatVer2BackingInfo{
+				VirtualDeviceFileBackingInfo: types.VirtualDeviceFileBackingInfo{FileName: "", Datastore: baseBacking.Datastore},
+				DiskMode:                     string(types.VirtualDiskModePersistent),
+				Parent:                       baseBacking,
+			},
+		},
+		CapacityInBytes: 1 << 30,
+	}
+	task, err = vcVM.Reconfigure(t.Context(), types.VirtualMachineConfigSpec{DeviceChange: []types.BaseVirtualDeviceConfigSpec{
+		&types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationAdd, FileOperation: types.VirtualDeviceConfigSpecFileOperationCreate, Device: child},
+	}})
+	if err == nil {
+		err = task.Wait(t.Context())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if linked := linkedDisks(t, vcVM); linked != 1 {
+		t.Fatalf("%d linked-clone disks after adding one, want 1", linked)
+	}
+	if err := deploytest.MarkCreated(t.Context(), js, v.Ref, v.UID, 1); err != nil {
+		t.Fatal(err)
+	}
+	_, st := v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
+		return c == "True"
+	})
+	if c, _ := deploytest.Condition(st, model.ConditionDiskPromotionSynced); c != "True" {
+		t.Errorf("DiskPromotionSynced %q, want True", c)
+	}
+	if linked := linkedDisks(t, vcVM); linked != 0 {
+		t.Errorf("%d linked-clone disks after the registration, want none", linked)
+	}
+	vm := storedVM(t, js, v)
+	if len(vm.Spec.Volumes) != 2 {
+		t.Fatalf("spec.volumes %+v, want both disks", vm.Spec.Volumes)
+	}
+	for _, vol := range vm.Spec.Volumes {
+		if c := readObject[model.PersistentVolumeClaim](t, js, pluralClaims, claimName(vol)); c.Spec.VolumeName == "" {
+			t.Errorf("claim %s not bound", claimName(vol))
+		}
+	}
+}
+
+// linkedDisks counts the VM's disks whose backing has a parent.
+func linkedDisks(t *testing.T, vm *object.VirtualMachine) int {
+	t.Helper()
+	n := 0
+	for _, d := range object.VirtualDeviceList(readTestVM(t, vm).Config.Hardware.Device).SelectByType((*types.VirtualDisk)(nil)) {
+		if d.(*types.VirtualDisk).Backing.(*types.VirtualDiskFlatVer2BackingInfo).Parent != nil {
+			n++
+		}
+	}
+	return n
 }
