@@ -48,7 +48,7 @@ func kindRules() (map[string]defaulter, map[string]validator) {
 		"ResourceQuota": typedValidator(func(_ *Request, q, old *model.ResourceQuota) field.ErrorList {
 			return model.ValidateResourceQuota(q, old)
 		}),
-		"CnsRegisterVolume": typedValidator(func(r *admitRequest, _, old *model.CnsRegisterVolume) field.ErrorList {
+		"CnsRegisterVolume": typedValidator(func(r *Request, _, old *model.CnsRegisterVolume) field.ErrorList {
 			return model.ValidateCnsRegisterVolume(old, isService(r.User))
 		}),
 	}
