@@ -87,6 +87,17 @@ func TestImageDiskClaims(t *testing.T) {
 		t.Errorf("get storageclass:\n%s", out)
 	}
 
+	// Nobody but the VM service makes a CnsRegisterVolume: nothing would act on one.
+	crv := "apiVersion: cns.vmware.com/v1alpha1\nkind: CnsRegisterVolume\nmetadata:\n  name: by-hand\nspec:\n  pvcName: by-hand\n  diskURLPath: ds:///vmfs/volumes/x/disk.vmdk\n"
+	if out, err := s.kubectlCtx(t.Context(), []byte(crv), "apply", "-n", ns, "-f", "-"); err == nil || !strings.Contains(out, "created by the VM service") {
+		t.Errorf("a CnsRegisterVolume applied by hand: %v\n%s", err, out)
+	}
+
+	// The upgrade back-filled the image's controller into spec.hardware.
+	if out := s.kubectl("get", "vm", name, "-n", ns, "-o", "jsonpath={.spec.hardware.scsiControllers[*].busNumber}/{.spec.hardware.scsiControllers[*].type}"); out != "0/ParaVirtual" {
+		t.Errorf("spec.hardware.scsiControllers %q, want the image's ParaVirtual on bus 0", out)
+	}
+
 	// Upgraded, the VM's update rules apply: an ordinary user may add a controller
 	// (CTL-11) and may not remove an image disk (VOL-8).
 	s.kubectl("--context", "user", "patch", "vm", name, "-n", ns, "--type", "json", "-p",
