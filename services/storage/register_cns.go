@@ -13,6 +13,8 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 	"github.com/vmware/govmomi/vslm"
+
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // cnsCluster is the container cluster CNS records vmop's volumes under.
@@ -71,7 +73,7 @@ func (r *registrar) ensureVolume(ctx context.Context, name string, loc diskLocat
 	for _, v := range found.Volumes {
 		return v.VolumeId.Id, nil
 	}
-	fcd, err := r.firstClassDisk(ctx, name, loc)
+	fcd, err := r.firstClassDisk(ctx, name, loc, capacityMB)
 	if err != nil {
 		return "", err
 	}
@@ -116,25 +118,46 @@ func (r *registrar) cluster() cnstypes.CnsContainerCluster {
 
 // firstClassDisk returns the ID of the first-class disk backed by the file: registered
 // now, or found among the datastore's when an earlier attempt registered it already
-// (RegisterDisk refuses a file that is registered).
-func (r *registrar) firstClassDisk(ctx context.Context, name string, loc diskLocation) (string, error) {
+// (RegisterDisk refuses a file that is registered). The disk must report the file's
+// capacity, which CNS copies into the volume: vcsim's RegisterDisk records none, so a
+// smaller one is extended to the disk's size (vCenter reads it from the file).
+func (r *registrar) firstClassDisk(ctx context.Context, name string, loc diskLocation, capacityMB int64) (string, error) {
 	m := vslm.NewObjectManager(r.vc.Client)
-	obj, regErr := m.RegisterDisk(ctx, loc.registerURL, name)
-	if regErr == nil {
-		return obj.Config.Id.Id, nil
+	obj, err := m.RegisterDisk(ctx, loc.registerURL, name)
+	if err != nil {
+		if obj, err = findFirstClassDisk(ctx, m, loc, err); err != nil {
+			return "", err
+		}
 	}
+	id := obj.Config.Id.Id
+	if obj.Config.CapacityInMB >= capacityMB {
+		return id, nil
+	}
+	t, err := m.ExtendDisk(ctx, loc.datastore, id, capacityMB)
+	if err == nil {
+		_, err = vcenter.WaitTask(ctx, t)
+	}
+	if err != nil {
+		return "", fmt.Errorf("record the size of first-class disk %s (%s): %w", id, loc.file, err)
+	}
+	return id, nil
+}
+
+// findFirstClassDisk finds the datastore's first-class disk backed by the file, after
+// RegisterDisk refused it with regErr.
+func findFirstClassDisk(ctx context.Context, m *vslm.ObjectManager, loc diskLocation, regErr error) (*types.VStorageObject, error) {
 	ids, err := m.List(ctx, loc.datastore)
 	if err != nil {
-		return "", fmt.Errorf("register %s as a first-class disk: %w (listing the datastore's: %v)", loc.file, regErr, err)
+		return nil, fmt.Errorf("register %s as a first-class disk: %w (listing the datastore's: %v)", loc.file, regErr, err)
 	}
 	for _, id := range ids {
 		o, err := m.Retrieve(ctx, loc.datastore, id.Id)
 		if err != nil {
-			continue // removed meanwhile
+			continue // removed meanwhile, or its file is gone
 		}
 		if b, ok := o.Config.Backing.(*types.BaseConfigInfoDiskFileBackingInfo); ok && b.FilePath == loc.file {
-			return id.Id, nil
+			return o, nil
 		}
 	}
-	return "", fmt.Errorf("register %s as a first-class disk: %w", loc.file, regErr)
+	return nil, fmt.Errorf("register %s as a first-class disk: %w", loc.file, regErr)
 }

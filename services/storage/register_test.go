@@ -86,6 +86,10 @@ func TestImageDisksBecomeClaims(t *testing.T) {
 			t.Fatalf("CNS volumes named %s: %v (%v), want one", vol.Name, found, err)
 		}
 		cv := found.Volumes[0]
+		request := claim.Spec.Resources.Requests["storage"]
+		if mb := cv.BackingObjectDetails.GetCnsBackingObjectDetails().CapacityInMb; mb<<20 != request.Value() || mb == 0 {
+			t.Errorf("CNS volume %s of %d MiB, claim requests %s", vol.Name, mb, request.String())
+		}
 		if claim.Spec.VolumeName != cv.VolumeId.Id {
 			t.Errorf("claim %s bound to %q, want CNS volume %s", vol.Name, claim.Spec.VolumeName, cv.VolumeId.Id)
 		}
