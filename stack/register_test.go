@@ -36,6 +36,11 @@ func TestImageDiskClaims(t *testing.T) {
 		return err == nil && strings.Contains(out, `"status":"True"`)
 	})
 
+	// Created (1), back-filled (2), claims named (3): each step once.
+	if gen := s.kubectl("get", "vm", name, "-n", ns, "-o", "jsonpath={.metadata.generation}/{.metadata.resourceVersion}"); !strings.HasPrefix(gen, "3/") {
+		t.Errorf("generation/resourceVersion %s, want generation 3", gen)
+	}
+
 	// Schema Upgrades: Monitoring Upgrades and Upgrade Conditions.
 	annotations := s.kubectl("get", "vm", name, "-n", ns, "-o", "jsonpath={.metadata.annotations}")
 	for _, want := range []string{`"vmoperator.vmware.com/upgraded-to-build-version":"dev"`, `"vmoperator.vmware.com/upgraded-to-schema-version":"v1alpha5"`, `"vmoperator.vmware.com/upgraded-to-feature-version":"7"`} {

@@ -217,7 +217,6 @@ var kinds = []Kind{
 		Namespaced: true, HasStatus: true, PrivilegedWrite: true,
 		Columns: []Column{
 			{Name: "PVC", Type: "string", JSONPath: ".spec.pvcName", Description: "Claim bound to the registered volume."},
-			{Name: "Volume", Type: "string", JSONPath: ".spec.volumeID", Description: "CNS volume the disk is registered as."},
 			{Name: "Registered", Type: "boolean", JSONPath: ".status.registered", Description: "Whether the disk is registered and the claim bound."},
 			{Name: "Disk", Type: "string", JSONPath: ".spec.diskURLPath", Description: "The registered disk file.", Priority: 1},
 			ageColumn,
