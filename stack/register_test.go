@@ -70,12 +70,14 @@ func TestImageDiskClaims(t *testing.T) {
 			t.Errorf("claim %s owner/dataSourceRef/backing %q", c, owner)
 		}
 	}
+	t.Logf("kubectl get pvc -l vm.vmoperator.vmware.com/name=%s:\n%s", name, listed)
 	if strings.Contains(listed, "unrelated") {
 		t.Errorf("the label selector listed a claim that is not the VM's:\n%s", listed)
 	}
 
 	// Troubleshooting Registration.
 	crvs := s.kubectl("get", "cnsregistervolume", "-n", ns)
+	t.Logf("kubectl get cnsregistervolume:\n%s", crvs)
 	for _, c := range claims {
 		if row := tableRow(crvs, c); !strings.Contains(row, "true") {
 			t.Errorf("get cnsregistervolume: %s not registered:\n%s", c, crvs)
