@@ -143,11 +143,11 @@ func (r *registrar) register(ctx context.Context, g registration, policyID strin
 		return "", err
 	}
 	if !crv.live {
-		uid, err := create(ctx, r.js, crv, g.registerVolume(r.now()))
-		if err != nil {
+		obj := g.registerVolume(r.now())
+		if err := create(ctx, r.js, crv, obj); err != nil {
 			return "", err
 		}
-		if err := report(ctx, r.js, crvRef, uid, model.CnsRegisterVolumeStatus{}); err != nil {
+		if err := report(ctx, r.js, crvRef, string(obj.UID), model.CnsRegisterVolumeStatus{}); err != nil {
 			return "", err
 		}
 		if crv, err = readOwned(ctx, r.js, crvRef); err != nil {
@@ -162,7 +162,7 @@ func (r *registrar) register(ctx context.Context, g registration, policyID strin
 	if err != nil {
 		return "", err
 	}
-	if _, err := create(ctx, r.js, claim, g.persistentVolumeClaim(volumeID, r.now())); err != nil {
+	if err := create(ctx, r.js, claim, g.persistentVolumeClaim(volumeID, r.now())); err != nil {
 		return "", err
 	}
 	if claim, err = readOwned(ctx, r.js, claimRef); err != nil {
@@ -187,8 +187,8 @@ func (r *registrar) reportDone(ctx context.Context, g registration, claim, crv o
 	return report(ctx, r.js, crv.ref, crv.header.Metadata.UID, model.CnsRegisterVolumeStatus{Registered: true})
 }
 
-// classCheck of the registration: the storage policy of the VM's class, or why there is
-// none yet.
+// classPolicy is the storage policy of the VM's class, which the registered volumes get,
+// or why there is none yet.
 type classPolicy struct{ policyID, problem string }
 
 func (r *registrar) classPolicy(ctx context.Context, name string) (classPolicy, error) {

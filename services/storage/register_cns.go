@@ -25,13 +25,14 @@ var cnsCluster = cnstypes.CnsContainerCluster{
 
 // diskLocation is where a disk file lives, as CNS and the CnsRegisterVolume name it.
 type diskLocation struct {
-	datastore    types.ManagedObjectReference
-	file         string // "[datastore] dir/disk.vmdk"
-	registerURL, // the vStorage object manager's URL of the file (RegisterDisk)
-	urlPath string // the CnsRegisterVolume's diskURLPath: <datastore URL>/<path>
+	datastore   types.ManagedObjectReference
+	file        string // "[datastore] dir/disk.vmdk"
+	registerURL string // the vStorage object manager's URL of the file (RegisterDisk)
+	urlPath     string // the CnsRegisterVolume's diskURLPath: <datastore URL>/<path>
 }
 
-// locate finds the datastore URL and datacenter of a disk file.
+// locate finds the datastore URL and datacenter of a disk file: the datacenter's
+// inventory path is the first ancestor of the datastore that is a datacenter.
 func (r *registrar) locate(ctx context.Context, d imageDisk) (diskLocation, error) {
 	var p object.DatastorePath
 	if !p.FromString(d.backing.fileName) {
@@ -46,7 +47,10 @@ func (r *registrar) locate(ctx context.Context, d imageDisk) (diskLocation, erro
 		return diskLocation{}, fmt.Errorf("find the datacenter of %s: %w", d.backing.fileName, err)
 	}
 	var dcPath []string
-	for _, a := range ancestors[1:] { // the first is the root folder
+	for i, a := range ancestors {
+		if i == 0 {
+			continue // the root folder has no name in inventory paths
+		}
 		dcPath = append(dcPath, a.Name)
 		if a.Self.Type == "Datacenter" {
 			break

@@ -151,19 +151,15 @@ func (g registration) boundStatus() model.PersistentVolumeClaimStatus {
 
 // create appends obj as the object's first live record, compare-and-swap on what read
 // found (nothing, or a tombstone): a concurrent creation makes it fail with a conflict.
-func create(ctx context.Context, js jetstream.JetStream, o owned, obj any) (string, error) {
+func create(ctx context.Context, js jetstream.JetStream, o owned, obj any) error {
 	body, err := json.Marshal(obj)
 	if err != nil {
-		return "", fmt.Errorf("%w: encode %s: %v", events.ErrPermanent, o.ref, err)
+		return fmt.Errorf("%w: encode %s: %v", events.ErrPermanent, o.ref, err)
 	}
-	var head struct {
-		Metadata struct{ UID string } `json:"metadata"`
-	}
-	_ = json.Unmarshal(body, &head)
 	if _, err := events.AppendSpec(ctx, js, o.ref, events.OpPut, body, o.seq, nil); err != nil {
-		return "", fmt.Errorf("create %s: %w", o.ref, err)
+		return fmt.Errorf("create %s: %w", o.ref, err)
 	}
-	return head.Metadata.UID, nil
+	return nil
 }
 
 // report publishes the service's status slice of an object it created.
