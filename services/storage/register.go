@@ -77,7 +77,7 @@ func (r *registrar) upgrade(ctx context.Context, o reconcile.Object, vm *model.V
 		conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionFalse, model.ReasonPending, waiting)
 		return err
 	}
-	class, err := r.classPolicy(ctx, vm.Spec.StorageClass)
+	class, err := r.policyOf(ctx, vm.Spec.StorageClass)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ const reasonRegistrationFailed = "ErrRegistration"
 // claim, bound, and the CnsRegisterVolume reports done. It returns why it cannot when the
 // names it needs are taken by objects that are not the VM's.
 func (r *registrar) register(ctx context.Context, g registration, policyID string) (string, error) {
-	claimRef := events.Ref{Plural: pluralClaims, Namespace: g.vm.Namespace, Name: g.claim}
+	claimRef := events.Ref{Plural: pluralPVCs, Namespace: g.vm.Namespace, Name: g.claim}
 	crvRef := events.Ref{Plural: pluralRegistered, Namespace: g.vm.Namespace, Name: g.claim}
 	claim, err := readOwned(ctx, r.js, claimRef)
 	if err != nil {
@@ -147,7 +147,7 @@ func (r *registrar) register(ctx context.Context, g registration, policyID strin
 		if err := create(ctx, r.js, crv, obj); err != nil {
 			return "", err
 		}
-		if err := report(ctx, r.js, crvRef, string(obj.UID), model.CnsRegisterVolumeStatus{}); err != nil {
+		if err := reportStatus(ctx, r.js, crvRef, string(obj.UID), model.CnsRegisterVolumeStatus{}); err != nil {
 			return "", err
 		}
 		if crv, err = readOwned(ctx, r.js, crvRef); err != nil {
@@ -157,7 +157,7 @@ func (r *registrar) register(ctx context.Context, g registration, policyID strin
 	volumeID, err := r.ensureVolume(ctx, g.disk.name(), g.location, g.disk.device.CapacityInBytes>>20, policyID)
 	if vcenter.IsFault(err) {
 		msg := err.Error()
-		return msg, report(ctx, r.js, crvRef, crv.header.Metadata.UID, model.CnsRegisterVolumeStatus{Error: msg})
+		return msg, reportStatus(ctx, r.js, crvRef, crv.header.Metadata.UID, model.CnsRegisterVolumeStatus{Error: msg})
 	}
 	if err != nil {
 		return "", err
@@ -176,7 +176,7 @@ func (r *registrar) register(ctx context.Context, g registration, policyID strin
 func (r *registrar) reportDone(ctx context.Context, g registration, claim, crv owned) error {
 	_, err := events.LastStatus(ctx, r.js, claim.ref, model.ServiceStorage)
 	if errors.Is(err, events.ErrNotFound) && claim.ownedBy(string(g.vm.UID)) {
-		err = report(ctx, r.js, claim.ref, claim.header.Metadata.UID, g.boundStatus())
+		err = reportStatus(ctx, r.js, claim.ref, claim.header.Metadata.UID, g.boundStatus())
 	}
 	if err != nil {
 		return fmt.Errorf("report %s: %w", claim.ref, err)
@@ -184,24 +184,24 @@ func (r *registrar) reportDone(ctx context.Context, g registration, claim, crv o
 	if !crv.live || !crv.ownedBy(string(g.vm.UID)) {
 		return nil
 	}
-	return report(ctx, r.js, crv.ref, crv.header.Metadata.UID, model.CnsRegisterVolumeStatus{Registered: true})
+	return reportStatus(ctx, r.js, crv.ref, crv.header.Metadata.UID, model.CnsRegisterVolumeStatus{Registered: true})
 }
 
-// classPolicy is the storage policy of the VM's class, which the registered volumes get,
+// vmClassPolicy is the storage policy of the VM's class, which the registered volumes get,
 // or why there is none yet.
-type classPolicy struct{ policyID, problem string }
+type vmClassPolicy struct{ policyID, problem string }
 
-func (r *registrar) classPolicy(ctx context.Context, name string) (classPolicy, error) {
+func (r *registrar) policyOf(ctx context.Context, name string) (vmClassPolicy, error) {
 	rec, err := events.LastSpec(ctx, r.js, events.Ref{Plural: "storageclasses", Name: name})
 	if errors.Is(err, events.ErrNotFound) || (err == nil && rec.Op == events.OpDelete) {
-		return classPolicy{problem: fmt.Sprintf("waits for storage class %q", name)}, nil
+		return vmClassPolicy{problem: fmt.Sprintf("waits for storage class %q", name)}, nil
 	}
 	if err != nil {
-		return classPolicy{}, fmt.Errorf("read storage class %s: %w", name, err)
+		return vmClassPolicy{}, fmt.Errorf("read storage class %s: %w", name, err)
 	}
 	var sc model.StorageClass
 	if err := json.Unmarshal(rec.Body, &sc); err != nil || sc.Parameters[model.StoragePolicyIDParameter] == "" {
-		return classPolicy{problem: fmt.Sprintf("storage class %q names no storage policy", name)}, nil
+		return vmClassPolicy{problem: fmt.Sprintf("storage class %q names no storage policy", name)}, nil
 	}
-	return classPolicy{policyID: sc.Parameters[model.StoragePolicyIDParameter]}, nil
+	return vmClassPolicy{policyID: sc.Parameters[model.StoragePolicyIDParameter]}, nil
 }

@@ -29,7 +29,7 @@ const (
 	// Annotations), which CNS needs when it attaches the volume.
 	annotationDiskBacking = "cns.vmware.com.protected/disk-backing"
 
-	pluralClaims     = "persistentvolumeclaims"
+	pluralPVCs       = "persistentvolumeclaims"
 	pluralRegistered = "cnsregistervolumes"
 )
 
@@ -162,8 +162,8 @@ func create(ctx context.Context, js jetstream.JetStream, o owned, obj any) error
 	return nil
 }
 
-// report publishes the service's status slice of an object it created.
-func report(ctx context.Context, js jetstream.JetStream, ref events.Ref, uid string, status any) error {
+// reportStatus publishes the service's status slice of an object it created.
+func reportStatus(ctx context.Context, js jetstream.JetStream, ref events.Ref, uid string, status any) error {
 	body, err := json.Marshal(status)
 	if err != nil {
 		return fmt.Errorf("%w: encode status of %s: %v", events.ErrPermanent, ref, err)

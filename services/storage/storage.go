@@ -86,7 +86,7 @@ func vmLoopConfig(log *slog.Logger) reconcile.Config {
 func Access() events.ServiceAccess {
 	return events.ServiceAccess{
 		Service: model.ServiceStorage,
-		Specs:   []string{"virtualmachines", pluralClaims, pluralRegistered},
+		Specs:   []string{"virtualmachines", pluralPVCs, pluralRegistered},
 		Consumers: slices.Concat(reconcile.Consumers(vmLoopConfig(nil)),
 			reconcile.Consumers(imageLoopConfig(nil, pluralImages)),
 			reconcile.Consumers(imageLoopConfig(nil, pluralClusterImages))),
