@@ -3,70 +3,148 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/types"
 )
 
-// patch applies a merge patch, a JSON patch or a strategic merge patch (treated as a
-// merge patch: our schemas declare no merge keys, so kubectl's strategic patches carry
-// nothing a merge patch cannot express) to the stored object, then admits the result as
-// an update.
+// The patch media types, as kube-apiserver accepts them.
+const (
+	mediaTypeJSONPatch           = string(types.JSONPatchType)
+	mediaTypeMergePatch          = string(types.MergePatchType)
+	mediaTypeStrategicMergePatch = string(types.StrategicMergePatchType)
+	mediaTypeApplyPatch          = string(types.ApplyYAMLPatchType)
+)
+
+// patch applies a JSON patch, a merge patch or (built-in kinds, strategic.go) a strategic
+// merge patch to the stored object, then admits the result as an update; an apply patch is
+// server-side apply (serverside.go).
 func (s *server) patch(c echo.Context, t target) error {
+	contentType := patchType(c.Request())
+	if err := validatePatchOptions(c.Request(), contentType); err != nil {
+		return err
+	}
+	if contentType == mediaTypeApplyPatch && t.Subresource == "" {
+		return s.serverSideApply(c, t)
+	}
 	p, err := readBody(c)
 	if err != nil {
 		return err
 	}
-	_, cur, found, err := s.specs.live(c.Request().Context(), t)
-	if err != nil {
-		return err
-	}
-	if !found {
-		return notFound(t.gr(), t.Name)
-	}
-	if t.Subresource == "status" {
-		stored, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
+	for attempt := 1; ; attempt++ {
+		rec, cur, found, err := s.specs.live(c.Request().Context(), t)
 		if err != nil {
+			return err
+		}
+		if !found {
 			return notFound(t.gr(), t.Name)
 		}
-		if err := json.Unmarshal(stored.JSON, &cur); err != nil {
+		if t.Subresource == "status" {
+			stored, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
+			if err != nil {
+				return notFound(t.gr(), t.Name)
+			}
+			if err := json.Unmarshal(stored.JSON, &cur); err != nil {
+				return err
+			}
+		}
+		t.fromHub(cur) // the patch applies to the object as the client reads it
+		orig, err := json.Marshal(cur)
+		if err != nil {
+			return err
+		}
+		patched, err := applyPatch(t, contentType, orig, p, s.maxObjectBytes())
+		if err != nil {
+			return err
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(patched, &obj); err != nil || obj == nil {
+			return badRequest("the patched object is not a JSON object")
+		}
+		if t.Subresource == "status" {
+			return s.writeStatus(c, t, obj)
+		}
+		if err := identify(obj, &t); err != nil {
+			return err
+		}
+		retry, err := s.replaceFrom(c, t, obj, rec.Seq)
+		if !retry || attempt == staleAttempts {
 			return err
 		}
 	}
-	t.fromHub(cur) // the patch applies to the object as the client reads it
-	orig, err := json.Marshal(cur)
+}
+
+// staleAttempts bounds the retries of a patch or an apply that lost the compare-and-swap
+// to a concurrent write: it is applied again to the new state, as kube-apiserver retries.
+const staleAttempts = 5
+
+// replaceFrom stores obj, a patch's or an apply's result computed from the object at
+// seq, as an update. Unless obj names a resourceVersion itself (the client's
+// precondition), a write since seq is a conflict and retry says to compute it again from
+// the new state: stored over it, that write would be lost.
+func (s *server) replaceFrom(c echo.Context, t target, obj map[string]any, seq uint64) (retry bool, err error) {
+	precondition := metaString(obj, "resourceVersion") != ""
+	if !precondition {
+		metadata(obj)["resourceVersion"] = strconv.FormatUint(seq, 10)
+	}
+	err = s.replace(c, t, obj)
+	if apierrors.IsConflict(err) && !precondition {
+		c.Response().Header().Del("Warning") // the next attempt's admission warns again
+		return true, err
+	}
+	return false, err
+}
+
+// patchType is the media type of a PATCH body, without parameters.
+func patchType(r *http.Request) string {
+	mt, _, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
 	if err != nil {
-		return err
+		return r.Header.Get(echo.HeaderContentType)
 	}
-	patched, err := applyPatch(c.Request().Header.Get(echo.HeaderContentType), orig, p, s.maxObjectBytes())
-	if err != nil {
-		return err
+	return mt
+}
+
+func isApply(r *http.Request) bool {
+	return r.Method == http.MethodPatch && patchType(r) == mediaTypeApplyPatch
+}
+
+// validatePatchOptions checks the query parameters as kube-apiserver does: an apply names
+// its field manager, force goes with apply only; a violation is 422 on PatchOptions.
+func validatePatchOptions(r *http.Request, contentType string) error {
+	q := r.URL.Query()
+	opts := metav1.PatchOptions{FieldManager: q.Get("fieldManager")}
+	if f := q.Get("force"); q.Has("force") {
+		force, err := strconv.ParseBool(f)
+		if err != nil {
+			return badRequest("force must be true or false, not %q", f)
+		}
+		opts.Force = &force
 	}
-	var obj map[string]any
-	if err := json.Unmarshal(patched, &obj); err != nil || obj == nil {
-		return badRequest("the patched object is not a JSON object")
+	errs := metav1validation.ValidatePatchOptions(&opts, types.PatchType(contentType))
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("PatchOptions").GroupKind(), "", errs)
 	}
-	if t.Subresource == "status" {
-		return s.writeStatus(c, t, obj)
-	}
-	if err := identify(obj, &t); err != nil {
-		return err
-	}
-	return s.replace(c, t, obj)
+	return nil
 }
 
 // maxJSONPatchOperations is kube-apiserver's bound on the operations of one JSON patch.
 const maxJSONPatchOperations = 10000
 
-// applyPatch applies p to orig. A JSON patch may copy at most maxObject bytes in all
-// (its copies could otherwise double the object at each step, to gigabytes from a
-// patch of a few kilobytes); the result is size-checked by admission like any object.
-func applyPatch(contentType string, orig, p []byte, maxObject int) ([]byte, error) {
-	mediaType, _, _ := strings.Cut(contentType, ";")
-	switch strings.TrimSpace(mediaType) {
-	case "application/json-patch+json":
+// applyPatch applies p to orig, the JSON of t's object. A JSON patch may copy at most
+// maxObject bytes in all (its copies could otherwise double the object at each step, to
+// gigabytes from a patch of a few kilobytes); the result is size-checked by admission like
+// any object.
+func applyPatch(t target, contentType string, orig, p []byte, maxObject int) ([]byte, error) {
+	switch contentType {
+	case mediaTypeJSONPatch:
 		jp, err := jsonpatch.DecodePatch(p)
 		if err != nil {
 			return nil, badRequest("invalid JSON patch: %v", err)
@@ -82,40 +160,37 @@ func applyPatch(contentType string, orig, p []byte, maxObject int) ([]byte, erro
 			return nil, unprocessable("the JSON patch does not apply: " + err.Error())
 		}
 		return out, nil
-	case "application/merge-patch+json", "application/strategic-merge-patch+json":
-		var doc any
-		if err := json.Unmarshal(p, &doc); err != nil {
-			return nil, badRequest("invalid merge patch: %v", err)
-		}
-		clean, err := json.Marshal(dropDirectives(doc))
-		if err != nil {
-			return nil, err
-		}
-		out, err := jsonpatch.MergePatch(orig, clean)
+	case mediaTypeMergePatch:
+		out, err := jsonpatch.MergePatch(orig, p)
 		if err != nil {
 			return nil, badRequest("invalid merge patch: %v", err)
 		}
 		return out, nil
+	case mediaTypeStrategicMergePatch:
+		typ := t.strategicType()
+		if typ == nil {
+			break
+		}
+		if !json.Valid(p) {
+			return nil, badRequest("invalid strategic merge patch: the body is not JSON")
+		}
+		return strategicMergePatch(typ, orig, p)
 	}
-	return nil, unsupportedMediaType(contentType)
+	return nil, unsupportedPatchType(t)
 }
 
-// dropDirectives removes strategic-merge-patch directives ($patch, $setElementOrder/…,
-// $retainKeys, $deleteFromPrimitiveList/…), which have no merge-patch meaning.
-func dropDirectives(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if strings.HasPrefix(k, "$") {
-				delete(x, k)
-				continue
-			}
-			x[k] = dropDirectives(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = dropDirectives(e)
-		}
+// unsupportedPatchType is kube-apiserver's 415 for a patch type the target does not take
+// (a strategic merge patch of a custom kind, as of a CustomResourceDefinition's objects).
+func unsupportedPatchType(t target) error {
+	accepted := []string{mediaTypeJSONPatch, mediaTypeMergePatch}
+	if t.Subresource == "" {
+		accepted = append(accepted, mediaTypeApplyPatch)
 	}
-	return v
+	if t.strategicType() != nil {
+		accepted = append(accepted, mediaTypeStrategicMergePatch)
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: "the body of the request was in an unknown format - accepted media types include: " + strings.Join(accepted, ", "),
+	}}
 }

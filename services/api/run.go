@@ -20,6 +20,7 @@ import (
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/services/api/admission"
 	"github.com/vmop/vmop/services/api/announce"
+	"github.com/vmop/vmop/services/api/apply"
 	"github.com/vmop/vmop/services/api/auth"
 	"github.com/vmop/vmop/services/api/finalize"
 	"github.com/vmop/vmop/services/api/quota"
@@ -90,12 +91,17 @@ func Run(ctx context.Context, cfg Config) error {
 
 	specs := &specWriter{js: cfg.JetStream}
 	authn := auth.NewAuthenticator(tokens, cfg.PrivilegedUsers)
+	fields, err := apply.New()
+	if err != nil {
+		return err
+	}
 	s := &server{
-		auth:  authn,
-		specs: specs,
-		rm:    rm,
-		admit: admission.New(rm, cfg.Namespaces),
-		log:   log,
+		auth:   authn,
+		specs:  specs,
+		rm:     rm,
+		admit:  admission.New(rm, cfg.Namespaces),
+		fields: fields,
+		log:    log,
 
 		requestTimeout: cmp.Or(cfg.RequestTimeout, defaultRequestTimeout),
 		watches:        newWatchLimit(cmp.Or(cfg.MaxWatchesPerUser, defaultMaxWatchesPerUser)),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/services/api/admission"
+	"github.com/vmop/vmop/services/api/apply"
 	"github.com/vmop/vmop/services/api/readmodel"
 )
 
@@ -27,6 +28,7 @@ type server struct {
 	rm      *readmodel.Store
 	admit   admitter
 	quotas  quotaGate
+	fields  *apply.Managers
 	log     *slog.Logger
 	metrics *metrics
 

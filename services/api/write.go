@@ -24,6 +24,12 @@ func (s *server) create(c echo.Context, t target) error {
 	if err := identify(obj, &t); err != nil {
 		return err
 	}
+	return s.createAs(c, t, obj)
+}
+
+// createAs is the shared tail of POST and of an apply that creates: admission, the
+// field manager recorded, the object appended.
+func (s *server) createAs(c echo.Context, t target, obj map[string]any) error {
 	c.Set(auditNameKey, t.Name)
 	dry, err := dryRun(c)
 	if err != nil {
@@ -32,6 +38,9 @@ func (s *server) create(c echo.Context, t target) error {
 	r := &admission.Request{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, User: userOf(c),
 		Privileged: s.auth.Privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: dry,
 		Unknown: t.toHub(obj), FieldPaths: t.fieldPaths()}
+	if err := s.recordManager(c, t, nil, obj); err != nil {
+		return err
+	}
 	seq, err := s.createObject(c.Request().Context(), t, r)
 	setWarnings(c, r.Warnings)
 	if err != nil {
@@ -64,7 +73,7 @@ func (s *server) createObject(ctx context.Context, t target, r *admission.Reques
 	obj := r.Obj
 	delete(obj, "status")
 	m := metadata(obj)
-	for _, k := range []string{"resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"} {
+	for _, k := range []string{"resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
 		delete(m, k)
 	}
 	m["uid"] = uuid.NewString()
@@ -177,7 +186,9 @@ func (s *server) replaceAs(c echo.Context, t target, obj map[string]any, dry boo
 		}
 	}
 	delete(m, "resourceVersion")
-	delete(m, "managedFields")
+	if err := s.recordManager(c, t, old, obj); err != nil {
+		return err
+	}
 	if obj, err = normalize(obj); err != nil {
 		return fmt.Errorf("normalize %s: %w", t.ref(), err)
 	}

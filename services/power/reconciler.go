@@ -77,7 +77,7 @@ func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconci
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	g := gate{checks: pendingChecks(o.Meta.Annotations), waits: waits}
+	g := gate{checks: pendingChecks(o.Meta.Annotations), waits: withVolumes(o, in, &vm, waits)}
 	if st.desired == model.PowerStateOn {
 		st.checks, st.waits = g.checks, g.waits
 	}

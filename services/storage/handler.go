@@ -22,8 +22,9 @@ import (
 type handler struct {
 	js       jetstream.JetStream
 	vc       *govmomi.Client
-	now      func() time.Time
+	volumes  *attacher
 	register *registrar
+	now      func() time.Time
 }
 
 // reconcile reports the storage class check before the VM exists; once placement has
@@ -98,11 +99,16 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	if err := h.register.upgrade(ctx, o, &vm, mvm, vcVM, conds); err != nil {
 		return reconcile.Result{}, err
 	}
-	observed := observe(mvm)
+	vols, mvm, err := h.syncVolumes(ctx, o, vm, vcVM, mvm)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	observed := observe(mvm, vols.volumes, vols.managed)
 	status.Volumes = observed.volumes
 	status.Hardware = &model.VirtualMachineHardwareStatus{Controllers: observed.controllers}
 	status.Storage = observed.storage
 	class.ready(conds, problem, "")
+	vols.condition(conds)
 	status.Conditions = conds.List()
 	return reconcile.Result{Status: status}, nil
 }

@@ -22,49 +22,64 @@ type observation struct {
 	storage     *model.VirtualMachineStorageStatus
 }
 
-func observe(vm mo.VirtualMachine) observation {
+// observe reports the VM's disks other than the managed ones (device keys) as Classic
+// volumes after the managed volumes, and the storage accounting of the Classic ones.
+func observe(vm mo.VirtualMachine, managed []model.VirtualMachineVolumeStatus, managedDisks map[int32]bool) observation {
 	devices := object.VirtualDeviceList(vm.Config.Hardware.Device)
-	vols := classicVolumes(devices, vm.LayoutEx)
-	return observation{volumes: vols, controllers: controllers(devices), storage: usage(vols, vm.LayoutEx)}
+	classic := classicVolumes(devices, vm.LayoutEx, managedDisks)
+	return observation{
+		volumes:     append(slices.Clone(managed), classic...),
+		controllers: controllers(devices),
+		storage:     usage(classic, vm.LayoutEx),
+	}
 }
 
-// classicVolumes reports every disk of the VM as a Classic volume, sorted by disk UUID.
-// vmop attaches no managed (PVC) volumes yet, so every disk is one the image brought.
-func classicVolumes(devices object.VirtualDeviceList, layout *types.VirtualMachineFileLayoutEx) []model.VirtualMachineVolumeStatus {
+// classicVolumes reports every disk of the VM that is not a managed volume as a Classic
+// volume, sorted by disk UUID.
+func classicVolumes(devices object.VirtualDeviceList, layout *types.VirtualMachineFileLayoutEx, managed map[int32]bool) []model.VirtualMachineVolumeStatus {
 	var out []model.VirtualMachineVolumeStatus
 	for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
 		disk := d.(*types.VirtualDisk)
-		b := backingOf(disk)
-		v := model.VirtualMachineVolumeStatus{
-			Name:        volumeName(b.fileName, disk.Key),
-			Type:        model.VolumeTypeClassic,
-			Attached:    true,
-			DiskUUID:    b.uuid,
-			DiskMode:    diskModes[types.VirtualDiskMode(b.diskMode)],
-			SharingMode: model.VolumeSharingModeNone,
-			Limit:       bytes(disk.CapacityInBytes),
-			Requested:   bytes(disk.CapacityInBytes),
-			Used:        bytes(uniqueSize(layout, disk.Key)),
+		if managed[disk.Key] {
+			continue
 		}
-		if b.sharing == string(types.VirtualDiskSharingSharingMultiWriter) {
-			v.SharingMode = model.VolumeSharingModeMultiWriter
-		}
-		if b.key != nil {
-			v.Crypto = &model.VirtualMachineVolumeCryptoStatus{KeyID: b.key.KeyId}
-			if b.key.ProviderId != nil {
-				v.Crypto.ProviderID = b.key.ProviderId.Id
-			}
-		}
-		if c := devices.FindByKey(disk.ControllerKey); c != nil && disk.UnitNumber != nil {
-			if typ, bus, ok := controllerID(c); ok {
-				v.ControllerType, v.ControllerBusNumber, v.UnitNumber = typ, &bus, ptr(*disk.UnitNumber)
-			}
-		}
+		v := diskStatus(devices, disk, layout)
+		v.Name, v.Type = volumeName(backingOf(disk).fileName, disk.Key), model.VolumeTypeClassic
 		out = append(out, v)
 	}
 	slices.SortFunc(out, func(a, b model.VirtualMachineVolumeStatus) int { return cmp.Compare(a.DiskUUID, b.DiskUUID) })
 	uniqueNames(out)
 	return out
+}
+
+// diskStatus is what the VM shows of a disk: attached, its UUID, place, modes, sizes and
+// key.
+func diskStatus(devices object.VirtualDeviceList, disk *types.VirtualDisk, layout *types.VirtualMachineFileLayoutEx) model.VirtualMachineVolumeStatus {
+	b := backingOf(disk)
+	v := model.VirtualMachineVolumeStatus{
+		Attached:    true,
+		DiskUUID:    b.uuid,
+		DiskMode:    diskModes[types.VirtualDiskMode(b.diskMode)],
+		SharingMode: model.VolumeSharingModeNone,
+		Limit:       bytes(disk.CapacityInBytes),
+		Requested:   bytes(disk.CapacityInBytes),
+		Used:        bytes(uniqueSize(layout, disk.Key)),
+	}
+	if b.sharing == string(types.VirtualDiskSharingSharingMultiWriter) {
+		v.SharingMode = model.VolumeSharingModeMultiWriter
+	}
+	if b.key != nil {
+		v.Crypto = &model.VirtualMachineVolumeCryptoStatus{KeyID: b.key.KeyId}
+		if b.key.ProviderId != nil {
+			v.Crypto.ProviderID = b.key.ProviderId.Id
+		}
+	}
+	if c := devices.FindByKey(disk.ControllerKey); c != nil && disk.UnitNumber != nil {
+		if typ, bus, ok := controllerID(c); ok {
+			v.ControllerType, v.ControllerBusNumber, v.UnitNumber = typ, &bus, ptr(*disk.UnitNumber)
+		}
+	}
+	return v
 }
 
 // diskBacking is what the status needs of a disk's backing, whatever its kind.

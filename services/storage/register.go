@@ -34,14 +34,6 @@ type registrar struct {
 	now func() time.Time
 }
 
-func newRegistrar(ctx context.Context, js jetstream.JetStream, vc *govmomi.Client) (*registrar, error) {
-	c, err := cns.NewClient(ctx, vc.Client)
-	if err != nil {
-		return nil, fmt.Errorf("CNS client: %w", err)
-	}
-	return &registrar{js: js, vc: vc, cns: c, now: time.Now}, nil
-}
-
 // upgrade takes the VM one step further through its schema upgrade and sets the
 // conditions that tell how far it is. Only what can be retried is an error.
 func (r *registrar) upgrade(ctx context.Context, o reconcile.Object, vm *model.VirtualMachine, mvm mo.VirtualMachine, vcVM *object.VirtualMachine, conds *reconcile.ConditionSet) error {
@@ -60,13 +52,20 @@ func (r *registrar) upgrade(ctx context.Context, o reconcile.Object, vm *model.V
 		}
 	}
 	hw := backfillControllers(vm.Spec.Hardware, devices)
-	if len(add) > 0 || hw != nil {
+	placed, err := r.placeAttached(ctx, vm, vm.Spec.Volumes, devices)
+	if err != nil {
+		return err
+	}
+	if len(add) > 0 || hw != nil || placed != nil {
 		conds.Set(model.ConditionUnmanagedVolumesBackfilled, metav1.ConditionFalse, model.ReasonPending,
-			fmt.Sprintf("adding %d image disks to spec.volumes and the VM's controllers to spec.hardware", len(add)))
+			fmt.Sprintf("adding %d image disks to spec.volumes, the VM's controllers to spec.hardware and attached volumes' placement", len(add)))
 		conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionFalse, model.ReasonPending, "waits for the image disks to be in spec.volumes")
-		e := vmEdit{hardware: hw}
+		e := vmEdit{hardware: hw, volumes: placed}
 		if len(add) > 0 {
-			e.volumes = append(slices.Clone(vm.Spec.Volumes), add...)
+			if e.volumes == nil {
+				e.volumes = slices.Clone(vm.Spec.Volumes)
+			}
+			e.volumes = append(e.volumes, add...)
 		}
 		return writeVM(ctx, r.js, o, e)
 	}
@@ -118,7 +117,7 @@ const reasonRegistrationFailed = "ErrRegistration"
 // claim, bound, and the CnsRegisterVolume reports done. It returns why it cannot when the
 // names it needs are taken by objects that are not the VM's.
 func (r *registrar) register(ctx context.Context, g registration, policyID string) (string, error) {
-	claimRef := events.Ref{Plural: pluralPVCs, Namespace: g.vm.Namespace, Name: g.claim}
+	claimRef := events.Ref{Plural: pluralClaims, Namespace: g.vm.Namespace, Name: g.claim}
 	crvRef := events.Ref{Plural: pluralRegistered, Namespace: g.vm.Namespace, Name: g.claim}
 	claim, err := readOwned(ctx, r.js, claimRef)
 	if err != nil {

@@ -69,7 +69,8 @@ func (d imageDisk) volume() model.VirtualMachineVolume {
 }
 
 // imageDisks lists the VM's disks that sit on a controller slot and have a file and a
-// UUID; a raw device mapping or a disk without a file is not registrable.
+// UUID, and are no claim's first-class disk; a raw device mapping or a disk without a
+// file is not registrable.
 func imageDisks(devices object.VirtualDeviceList) []imageDisk {
 	var out []imageDisk
 	for _, dev := range devices.SelectByType((*types.VirtualDisk)(nil)) {
@@ -91,6 +92,9 @@ func imageDisks(devices object.VirtualDeviceList) []imageDisk {
 		c := devices.FindByKey(disk.ControllerKey)
 		if c == nil || disk.UnitNumber == nil || d.backing.uuid == "" || d.backing.fileName == "" {
 			continue
+		}
+		if disk.VDiskId != nil && disk.VDiskId.Id != "" {
+			continue // a first-class disk attached as a claim's volume: managed already
 		}
 		typ, bus, ok := controllerID(c)
 		if !ok {

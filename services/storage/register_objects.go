@@ -29,7 +29,6 @@ const (
 	// Annotations), which CNS needs when it attaches the volume.
 	annotationDiskBacking = "cns.vmware.com.protected/disk-backing"
 
-	pluralPVCs       = "persistentvolumeclaims"
 	pluralRegistered = "cnsregistervolumes"
 )
 

@@ -18,7 +18,7 @@ import (
 // names that the VM does not own are left alone.
 func (r *registrar) release(ctx context.Context, vm *model.VirtualMachine) error {
 	for _, v := range vm.Spec.Volumes {
-		for _, plural := range []string{pluralPVCs, pluralRegistered} {
+		for _, plural := range []string{pluralClaims, pluralRegistered} {
 			o, err := readOwned(ctx, r.js, events.Ref{Plural: plural, Namespace: vm.Namespace, Name: claimName(v)})
 			if err != nil {
 				return err

@@ -74,7 +74,7 @@ func TestImageDisksBecomeClaims(t *testing.T) {
 		if vol.ControllerType != model.ControllerTypeSCSI || *vol.ControllerBusNumber != 0 || *vol.UnitNumber != int32(i) || *vol.Removable {
 			t.Errorf("volume %s placed %s %d:%d removable %v, want SCSI 0:%d not removable", vol.Name, vol.ControllerType, *vol.ControllerBusNumber, *vol.UnitNumber, *vol.Removable, i)
 		}
-		claim := readObject[model.PersistentVolumeClaim](t, js, pluralPVCs, vol.Name)
+		claim := readObject[model.PersistentVolumeClaim](t, js, pluralClaims, vol.Name)
 		if claim.Labels[labelVMName] != v.Ref.Name || len(claim.OwnerReferences) != 1 || string(claim.OwnerReferences[0].UID) != v.UID {
 			t.Errorf("claim %s: labels %v owners %v, want the VM's", vol.Name, claim.Labels, claim.OwnerReferences)
 		}
@@ -101,7 +101,7 @@ func TestImageDisksBecomeClaims(t *testing.T) {
 		if got := fcd.Config.Backing.(*types.BaseConfigInfoDiskFileBackingInfo).FilePath; got != file {
 			t.Errorf("CNS volume %s backed by %q, want the VM's disk %q in place", vol.Name, got, file)
 		}
-		phase := readSlice[model.PersistentVolumeClaimStatus](t, js, pluralPVCs, vol.Name).Phase
+		phase := readSlice[model.PersistentVolumeClaimStatus](t, js, pluralClaims, vol.Name).Phase
 		if phase != "Bound" {
 			t.Errorf("claim %s phase %q, want Bound", vol.Name, phase)
 		}
@@ -141,7 +141,7 @@ func TestImageDisksBecomeClaims(t *testing.T) {
 	}
 
 	// A claim of the namespace that the VM does not own stays when the VM goes.
-	other := events.Ref{Plural: pluralPVCs, Namespace: "my-namespace", Name: "not-the-vms"}
+	other := events.Ref{Plural: pluralClaims, Namespace: "my-namespace", Name: "not-the-vms"}
 	if err := deploytest.PutObject(t.Context(), js, other, map[string]any{
 		"apiVersion": "v1", "kind": "PersistentVolumeClaim",
 		"metadata": map[string]any{"name": other.Name, "namespace": other.Namespace, "uid": "u-other"},
@@ -152,7 +152,7 @@ func TestImageDisksBecomeClaims(t *testing.T) {
 	v.Put(t, js, true)
 	v.WaitStatus(t, js, model.ServiceStorage, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
 	for _, vol := range vm.Spec.Volumes {
-		for _, plural := range []string{pluralPVCs, pluralRegistered} {
+		for _, plural := range []string{pluralClaims, pluralRegistered} {
 			var head struct {
 				Metadata struct{ DeletionTimestamp string } `json:"metadata"`
 			}
@@ -246,10 +246,7 @@ func TestPreMappedAndInterruptedRegistration(t *testing.T) {
 		}
 	})
 	disks := imageDisks(object.VirtualDeviceList(readTestVM(t, vcVM).Config.Hardware.Device))
-	r, err := newRegistrar(t.Context(), js, vc.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := &registrar{js: js, vc: vc.Client}
 	loc, err := r.locate(t.Context(), disks[0])
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +272,7 @@ func TestPreMappedAndInterruptedRegistration(t *testing.T) {
 		t.Errorf("volumes %v, want %v", got, want)
 	}
 	for _, claim := range []string{"my-os-pvc", "data-disk"} {
-		if c := readObject[model.PersistentVolumeClaim](t, js, pluralPVCs, claim); c.Spec.VolumeName == "" || *c.Spec.StorageClassName != "my-storage-class" {
+		if c := readObject[model.PersistentVolumeClaim](t, js, pluralClaims, claim); c.Spec.VolumeName == "" || *c.Spec.StorageClassName != "my-storage-class" {
 			t.Errorf("claim %s: %+v, want bound with the VM's storage class", claim, c.Spec)
 		}
 	}
@@ -390,7 +387,7 @@ func TestLinkedCloneIsPromotedFirst(t *testing.T) {
 		t.Fatalf("spec.volumes %+v, want both disks", vm.Spec.Volumes)
 	}
 	for _, vol := range vm.Spec.Volumes {
-		if c := readObject[model.PersistentVolumeClaim](t, js, pluralPVCs, claimName(vol)); c.Spec.VolumeName == "" {
+		if c := readObject[model.PersistentVolumeClaim](t, js, pluralClaims, claimName(vol)); c.Spec.VolumeName == "" {
 			t.Errorf("claim %s not bound", claimName(vol))
 		}
 	}
@@ -406,4 +403,12 @@ func linkedDisks(t *testing.T, vm *object.VirtualMachine) int {
 		}
 	}
 	return n
+}
+
+// upgradedVM is a VM whose schema upgrade is done already: the tests of attaching claims
+// keep its image disk as it came, outside spec.volumes.
+func upgradedVM(namespace, name string, spec model.VirtualMachineSpec) *deploytest.VM {
+	v := deploytest.NewVM(namespace, name, spec)
+	v.Annotations = model.UpgradedTo(model.BuildVersion)
+	return v
 }

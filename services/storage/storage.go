@@ -11,11 +11,13 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmware/govmomi/cns"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -53,16 +55,22 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer vcenter.Logout(ctx, rc)
-	register, err := newRegistrar(ctx, cfg.JetStream, vc)
+	cnsClient, err := cns.NewClient(ctx, vc.Client)
 	if err != nil {
-		return err
+		return fmt.Errorf("storage: CNS client: %w", err)
 	}
-	h := &handler{js: cfg.JetStream, vc: vc, now: time.Now, register: register}
+	register := &registrar{js: cfg.JetStream, vc: vc, cns: cnsClient, now: time.Now}
+	h := &handler{js: cfg.JetStream, vc: vc, volumes: &attacher{vc: vc, cns: &cnsRegistry{c: cnsClient, vc: vc.Client}}, register: register, now: time.Now}
+	vmLoop := vmLoopConfig(cfg.Logger)
+	// A VM is looked at again, outside the streams, while a claim's expansion is pending.
+	trigger := reconcile.NewTrigger(cfg.JetStream, vmLoop, h.reconcile)
 	images := &imageReconciler{rest: rc, now: time.Now}
 	// The loops run until ctx ends or one fails, which stops the others.
 	g, ctx := errgroup.WithContext(ctx)
+	h.volumes.later = func(ref events.Ref, at time.Time) { trigger.RequestAt(ctx, ref, at) }
 	g.Go(func() error {
-		return reconcile.Run(ctx, cfg.JetStream, vmLoopConfig(cfg.Logger), h.reconcile)
+		defer trigger.Wait()
+		return reconcile.Run(ctx, cfg.JetStream, vmLoop, trigger.Func())
 	})
 	g.Go(func() error { return images.run(ctx, cfg, pluralImages) })
 	g.Go(func() error { return images.run(ctx, cfg, pluralClusterImages) })
@@ -73,8 +81,9 @@ func vmLoopConfig(log *slog.Logger) reconcile.Config {
 	return reconcile.Config{
 		Service: model.ServiceStorage, Plural: "virtualmachines", Workers: 8,
 		// crypto's slice: a disk it encrypted or rekeyed changes status.volumes[].crypto.
-		Inputs:  []string{model.ServicePlacement, model.ServiceCrypto},
-		Related: []string{"storageclasses"},
+		Inputs: []string{model.ServicePlacement, model.ServiceCrypto},
+		// a claim bound, grown or deleted changes the volumes of the VMs of its namespace
+		Related: []string{"storageclasses", pluralClaims},
 		Resync:  resync,
 		Logger:  log,
 	}
@@ -86,7 +95,7 @@ func vmLoopConfig(log *slog.Logger) reconcile.Config {
 func Access() events.ServiceAccess {
 	return events.ServiceAccess{
 		Service: model.ServiceStorage,
-		Specs:   []string{"virtualmachines", pluralPVCs, pluralRegistered},
+		Specs:   []string{"virtualmachines", pluralClaims, pluralRegistered},
 		Consumers: slices.Concat(reconcile.Consumers(vmLoopConfig(nil)),
 			reconcile.Consumers(imageLoopConfig(nil, pluralImages)),
 			reconcile.Consumers(imageLoopConfig(nil, pluralClusterImages))),

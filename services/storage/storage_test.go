@@ -189,7 +189,7 @@ func TestReleasesOnDelete(t *testing.T) {
 	}
 }
 
-func readTestVM(t *testing.T, vm *object.VirtualMachine) mo.VirtualMachine {
+func readTestVM(t testing.TB, vm *object.VirtualMachine) mo.VirtualMachine {
 	t.Helper()
 	var out mo.VirtualMachine
 	if err := vm.Properties(context.Background(), vm.Reference(), []string{"config.hardware.device", "layoutEx"}, &out); err != nil {

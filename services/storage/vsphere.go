@@ -12,8 +12,9 @@ import (
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
-// vmProperties are what the service reads of a VM: its devices and its files.
-var vmProperties = []string{"config.hardware.device", "layoutEx"}
+// vmProperties are what the service reads of a VM: its devices, its files and whether it
+// is on (disks are hot-added and removed differently).
+var vmProperties = []string{"config.hardware.device", "layoutEx", "runtime.powerState"}
 
 // readVM reads the VM placement created (vcenter.ReadVM) once its tasks are done.
 func readVM(ctx context.Context, c *govmomi.Client, moref, instanceUUID string) (mo.VirtualMachine, *object.VirtualMachine, error) {

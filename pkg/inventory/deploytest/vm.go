@@ -77,6 +77,9 @@ func (v *VM) Put(t testing.TB, js jetstream.JetStream, deleting bool) {
 	}
 }
 
+// Generation is the generation Put last wrote.
+func (v *VM) Generation() int64 { return v.gen }
+
 // Sync adopts the object's newest record as the base of the next Put: what a service
 // appended meanwhile (the storage service's schema upgrade) is kept, not overwritten.
 func (v *VM) Sync(t testing.TB, js jetstream.JetStream) {
@@ -153,6 +156,3 @@ func Condition(st model.VirtualMachineStatus, typ string) (status, reason string
 	}
 	return "", ""
 }
-
-// Generation is the generation of the object's last Put.
-func (v *VM) Generation() int64 { return v.gen }

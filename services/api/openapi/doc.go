@@ -28,12 +28,13 @@
 //     way (there inline or #/parameters/ references both count).
 //   - Patch type of kubectl apply: the v3 PATCH requestBody.content of the kind (v2:
 //     consumes) is checked for application/strategic-merge-patch+json. Present: a strategic
-//     merge patch computed from our schema (we declare no merge keys, so it means what a
-//     merge patch means). Absent: kinds kubectl has compiled in (core, storage.k8s.io) still
+//     merge patch computed from our schema, with the x-kubernetes-patch-strategy and
+//     -merge-key the built-in kinds publish from their Go types (strategy.go), the ones the
+//     gateway merges by. Absent: kinds kubectl has compiled in (core, storage.k8s.io) still
 //     get a strategic merge patch built from kubectl's Go types (with $setElementOrder and
 //     $deleteFromPrimitiveList directives for e.g. finalizers); every other kind gets
-//     application/merge-patch+json. So VM Operator kinds omit it and the built-in kinds
-//     list it.
+//     application/merge-patch+json. So VM Operator kinds omit it (the gateway answers it 415,
+//     as kube-apiserver for CRDs) and the built-in kinds list it.
 //   - Client-side validation (only used when fieldValidation is not announced, or with
 //     kubectl versions that predate it): /openapi/v2 fetched with Accept
 //     application/com.github.proto-openapi.spec.v2@v1.0+protobuf and decoded as gnostic

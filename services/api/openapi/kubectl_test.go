@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -31,6 +32,7 @@ type fakeAPIServer struct {
 type recordedRequest struct {
 	method, path, contentType string
 	query                     map[string][]string
+	body                      []byte
 }
 
 func newFakeAPIServer(t *testing.T) *fakeAPIServer {
@@ -42,8 +44,10 @@ func newFakeAPIServer(t *testing.T) *fakeAPIServer {
 }
 
 func (s *fakeAPIServer) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	s.mu.Lock()
-	s.requests = append(s.requests, recordedRequest{r.Method, r.URL.Path, r.Header.Get("Content-Type"), r.URL.Query()})
+	s.requests = append(s.requests, recordedRequest{r.Method, r.URL.Path, r.Header.Get("Content-Type"), r.URL.Query(), body})
 	s.mu.Unlock()
 	p := r.URL.Path
 	switch {
@@ -294,6 +298,34 @@ parameters:
 	writes := srv.writes()
 	if len(writes) != 2 || writes[1].contentType != "application/strategic-merge-patch+json" {
 		t.Errorf("writes = %+v, want a create then a strategic merge patch", writes)
+	}
+}
+
+// kubectl computes a built-in kind's strategic merge patch with the patch strategies the
+// documents publish, the ones the gateway merges by: a finalizer dropped from the
+// configuration is sent as a $deleteFromPrimitiveList directive, not as a shorter list a
+// merge by those strategies would keep the dropped entry under.
+func TestKubectlApplyBuiltinKindFollowsPatchStrategies(t *testing.T) {
+	srv := newFakeAPIServer(t)
+	secret := `apiVersion: v1
+kind: Secret
+metadata:
+  name: s
+  finalizers: [%s]
+stringData: {k: v}
+`
+	for _, finalizers := range []string{"example.com/a, example.com/b", "example.com/b"} {
+		if out, err := kubectl(t, srv, strings.Replace(secret, "%s", finalizers, 1), "apply", "-f", "-"); err != nil {
+			t.Fatalf("apply: %v\n%s", err, out)
+		}
+	}
+	writes := srv.writes()
+	if len(writes) != 2 {
+		t.Fatalf("%d writes, want a create and a patch", len(writes))
+	}
+	if p := writes[1]; p.contentType != "application/strategic-merge-patch+json" ||
+		!strings.Contains(string(p.body), `"$deleteFromPrimitiveList/finalizers":["example.com/a"]`) {
+		t.Errorf("patch %s %s, want a strategic merge patch deleting example.com/a", p.contentType, p.body)
 	}
 }
 

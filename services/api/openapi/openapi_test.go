@@ -90,7 +90,7 @@ func TestV2Document(t *testing.T) {
 		}
 	}
 	patch := dig(t, d, "paths", vmItemPath, "patch").(obj)
-	if diff := cmp.Diff([]any{"application/json-patch+json", "application/merge-patch+json"}, patch["consumes"]); diff != "" {
+	if diff := cmp.Diff([]any{"application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"}, patch["consumes"]); diff != "" {
 		t.Errorf("VirtualMachine PATCH consumes (-want +got):\n%s", diff)
 	}
 	body := patch["parameters"].([]any)[len(patch["parameters"].([]any))-1].(obj)
@@ -308,5 +308,22 @@ func TestDocumentsAreDeterministic(t *testing.T) {
 	}
 	if string(set.root) != string(V3Root()) {
 		t.Errorf("two v3 builds differ")
+	}
+}
+
+// Built-in kinds publish their Go types' patch strategies, so kubectl computes strategic
+// merge patches with the merge keys the gateway merges by; custom kinds publish none.
+func TestPatchStrategies(t *testing.T) {
+	doc, _ := V3GroupVersion("api/v1")
+	meta := dig(t, decodeDoc(t, doc), "components", "schemas", "io.k8s.api.core.v1.Secret", "properties", "metadata", "properties").(obj)
+	if got := dig(t, meta, "finalizers", "x-kubernetes-patch-strategy"); got != "merge" {
+		t.Errorf("Secret metadata.finalizers patch strategy = %v, want merge", got)
+	}
+	if got := dig(t, meta, "ownerReferences", "x-kubernetes-patch-merge-key"); got != "uid" {
+		t.Errorf("Secret metadata.ownerReferences merge key = %v, want uid", got)
+	}
+	doc, _ = V3GroupVersion("apis/vmoperator.vmware.com/v1alpha5")
+	if strings.Contains(string(doc), "x-kubernetes-patch-strategy") {
+		t.Errorf("a custom kind publishes patch strategies")
 	}
 }

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
@@ -110,7 +111,7 @@ func newResource(k model.Kind) resource {
 		self:       definitionName(k.Group, k.Version, k.Kind),
 		listOf:     definitionName(k.Group, k.Version, k.ListKind),
 		shared:     []param{paramPretty},
-		patchTypes: []string{"application/json-patch+json", "application/merge-patch+json"},
+		patchTypes: []string{"application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"},
 	}
 	if k.Group == "" {
 		r.prefix = "/api/" + k.Version
@@ -162,6 +163,9 @@ func (r resource) replace(suffix, what string) operation {
 func (r resource) patch(suffix, what string) operation {
 	o := r.op("patch", "patch", "patch", suffix, "partially update "+what+"the specified "+r.kind.Kind)
 	o.params, o.body, o.consumes, o.created = writeParams, patchDef, r.patchTypes, true
+	if suffix == "Status" { // server-side apply is served on the object only
+		o.consumes = slices.DeleteFunc(slices.Clone(r.patchTypes), func(t string) bool { return t == "application/apply-patch+yaml" })
+	}
 	return o
 }
 

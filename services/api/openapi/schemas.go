@@ -3,8 +3,11 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/model/v1alpha4"
@@ -37,8 +40,8 @@ func definitionName(group, version, kind string) string {
 
 // builtin reports whether kubectl has the kind compiled in (core and *.k8s.io groups). For
 // those kubectl apply sends strategic merge patches whatever the documents say, so the
-// documents advertise them: kubectl then computes the patch from our schemas, which declare
-// no merge keys, and the patch means what a merge patch means.
+// documents advertise them: kubectl then computes the patch from our schemas, which carry
+// the kinds' patch strategies (strategy.go), and the gateway merges it with the same ones.
 func builtin(k model.Kind) bool {
 	return k.Group == "" || strings.HasSuffix(k.Group, ".k8s.io")
 }
@@ -76,6 +79,9 @@ func kindSchema(k model.Kind, v3 bool) (obj, error) {
 	}
 	if v3 {
 		addIntOrStringAnyOf(out)
+	}
+	if typ := BuiltinType(schema.GroupVersionKind{Group: k.Group, Version: k.Version, Kind: k.Kind}); typ != nil {
+		addPatchStrategies(out, reflect.TypeOf(typ))
 	}
 	out["x-kubernetes-group-version-kind"] = []any{gvk(k.Group, k.Version, k.Kind)}
 	return out, nil

@@ -1,0 +1,331 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/view"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+// Managed volumes (spec.volumes[].persistentVolumeClaim, CONTRACTS B). Each claim is
+// bound to a CNS volume; attaching it records the attachment in CNS (vCenter's
+// bookkeeping) and then adds a disk backed by the volume's file with a reconfigure, since
+// CNS attach adds no device in vcsim. A disk vmop attached names its volume in vDiskId, so
+// one whose volume no spec entry asks for any more is detached: CNS first, then the disk
+// is removed and its file kept. Every step looks at the VM first, so a reconcile repeated
+// after a crash finds the disk attached and adds nothing twice.
+
+// attacher attaches, grows and detaches the CNS volumes of VMs.
+type attacher struct {
+	vc  *govmomi.Client
+	cns *cnsRegistry
+	// locks serialise attaching one volume, so that two VMs reconciled at once cannot
+	// both find it free.
+	locks sync.Map // volume ID → *sync.Mutex
+	// later asks for another reconcile of the VM at a time: a claim grown before its CNS
+	// volume is, by the claim loop.
+	later func(ref events.Ref, at time.Time)
+}
+
+// expansionPoll is how soon a VM is looked at again while a claim's expansion is pending.
+const expansionPoll = time.Second
+
+func (a *attacher) lock(id string) func() {
+	m, _ := a.locks.LoadOrStore(id, &sync.Mutex{})
+	m.(*sync.Mutex).Lock()
+	return m.(*sync.Mutex).Unlock
+}
+
+// wantVolume is one spec.volumes entry with a claim, resolved as far as it goes.
+type wantVolume struct {
+	spec    model.VirtualMachineVolume
+	claim   claim
+	cns     cnsVolume
+	problem string // why it cannot be attached; "" when it can
+}
+
+// volumeReport is the outcome: the Managed entries of status.volumes, the disks they
+// stand for (not reported as Classic), and what is wrong.
+type volumeReport struct {
+	volumes  []model.VirtualMachineVolumeStatus
+	managed  map[int32]bool // device keys of the managed volumes' disks
+	problems []string
+}
+
+// sync brings the VM's managed volumes in line with spec.volumes and reports them; prev
+// is the service's last status, whose managed entries keep a disk attached while its
+// claim cannot be read. It returns the VM as it is afterwards.
+func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMachine, prev []model.VirtualMachineVolumeStatus,
+	readClaim func(ctx context.Context, namespace, name string) (claim, error), vcVM *object.VirtualMachine, mvm mo.VirtualMachine) (volumeReport, mo.VirtualMachine, error) {
+	devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
+	want, err := a.resolve(ctx, ref, vm, readClaim, devices)
+	if err != nil {
+		return volumeReport{}, mvm, err
+	}
+	on := mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn
+
+	var changes []types.BaseVirtualDeviceConfigSpec
+	var attached []string // CNS volumes attached for the disks added below
+	s := newSlots(devices)
+	keep := map[string]bool{} // volume IDs the spec still asks for
+	// The volumes to attach stay locked until their disks are added (in ID order, so
+	// two VMs never wait for each other).
+	var toAttach []string
+	for _, w := range want {
+		if w.problem == "" && volumeDisk(devices, w.cns) == nil {
+			toAttach = append(toAttach, w.cns.id)
+		}
+	}
+	slices.Sort(toAttach)
+	for _, id := range slices.Compact(toAttach) {
+		defer a.lock(id)()
+	}
+	for i := range want {
+		w := &want[i]
+		if w.cns.id != "" {
+			keep[w.cns.id] = true
+		}
+		if w.problem != "" {
+			continue
+		}
+		if disk := volumeDisk(devices, w.cns); disk != nil {
+			if disk.CapacityInBytes < w.cns.capacity {
+				changes = append(changes, growDisk(disk, w.cns.capacity))
+			}
+			if w.claim.requested > w.cns.capacity && a.later != nil {
+				a.later(ref, time.Now().Add(expansionPoll)) // the claim loop extends it; grow the disk then
+			}
+			continue
+		}
+		change, err := a.attachOne(ctx, vcVM, w, s, on)
+		if err != nil {
+			return volumeReport{}, mvm, err
+		}
+		if change != nil {
+			changes = append(changes, change)
+			attached = append(attached, w.cns.id)
+		}
+	}
+	held := heldDisks(vm.Spec.Volumes, prev)
+	removes, err := a.detachRemoved(ctx, vcVM, devices, keep, held, on)
+	if err != nil {
+		return volumeReport{}, mvm, err
+	}
+	changes = append(changes, removes...)
+
+	var reconfigureErr error
+	if len(changes) > 0 {
+		changes = append(s.adds, changes...)
+		reconfigureErr = reconfigure(ctx, vcVM, changes)
+		if reconfigureErr != nil && !vcenter.IsFault(reconfigureErr) {
+			return volumeReport{}, mvm, reconfigureErr
+		}
+		if reconfigureErr != nil {
+			// vCenter refused: the attachments recorded for the disks it did not add go.
+			for _, id := range attached {
+				if err := a.cns.detach(ctx, id, vcVM.Reference()); err != nil {
+					return volumeReport{}, mvm, err
+				}
+			}
+		}
+		if mvm, _, err = readVM(ctx, a.vc, vcVM.Reference().Value, ""); err != nil {
+			return volumeReport{}, mvm, err
+		}
+	}
+	rep := report(want, object.VirtualDeviceList(mvm.Config.Hardware.Device), mvm.LayoutEx, held, reconfigureErr)
+	if on {
+		for id, disk := range cnsDisks(object.VirtualDeviceList(mvm.Config.Hardware.Device)) {
+			if _, ok := held[backingOf(disk).uuid]; !ok && !keep[id] && isIDE(devices, disk) {
+				rep.problems = append(rep.problems, fmt.Sprintf("volume %s is on an IDE controller, which cannot remove a disk while the VM is powered on", id))
+			}
+		}
+	}
+	return rep, mvm, nil
+}
+
+// detachRemoved detaches in CNS the disks vmop attached whose volume no entry names any
+// more, unless the last report gave the disk to an entry still there whose claim cannot be
+// read now, and returns their removals. IDE disks of a running VM stay (no hot-remove).
+func (a *attacher) detachRemoved(ctx context.Context, vcVM *object.VirtualMachine, devices object.VirtualDeviceList,
+	keep map[string]bool, held map[string]string, on bool) ([]types.BaseVirtualDeviceConfigSpec, error) {
+	var removes []types.BaseVirtualDeviceConfigSpec
+	for id, disk := range cnsDisks(devices) {
+		if _, ok := held[backingOf(disk).uuid]; ok || keep[id] || (on && isIDE(devices, disk)) {
+			continue
+		}
+		if err := a.cns.detach(ctx, id, vcVM.Reference()); err != nil {
+			return nil, err
+		}
+		removes = append(removes, removeDisk(disk))
+	}
+	return removes, nil
+}
+
+// resolve reads each volume's claim and its CNS volume. CNS is asked only about volumes
+// vmop has not attached already at the claim's size, so that reconciling a VM whose
+// volumes are in place costs vCenter nothing more.
+func (a *attacher) resolve(ctx context.Context, ref events.Ref, vm model.VirtualMachine,
+	readClaim func(ctx context.Context, namespace, name string) (claim, error), devices object.VirtualDeviceList) ([]wantVolume, error) {
+	var want []wantVolume
+	var ids []string
+	attached := cnsDisks(devices)
+	for _, v := range vm.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName == "" {
+			continue
+		}
+		w := wantVolume{spec: v}
+		name := v.PersistentVolumeClaim.ClaimName
+		c, err := readClaim(ctx, ref.Namespace, name)
+		switch {
+		case errors.Is(err, errNoClaim):
+			w.problem = fmt.Sprintf("PersistentVolumeClaim %q not found", name)
+		case err != nil:
+			return nil, err
+		case c.volumeID == "":
+			w.problem = fmt.Sprintf("PersistentVolumeClaim %q is not bound to a volume yet", name)
+		default:
+			w.claim = c
+			if d := attached[c.volumeID]; d != nil && d.CapacityInBytes >= c.requested {
+				w.cns = cnsVolume{id: c.volumeID, diskPath: backingOf(d).fileName, capacity: d.CapacityInBytes}
+			} else {
+				ids = append(ids, c.volumeID)
+			}
+		}
+		want = append(want, w)
+	}
+	found, err := a.cns.volumes(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range want {
+		w := &want[i]
+		if w.problem != "" || w.cns.id != "" {
+			continue
+		}
+		v, ok := found[w.claim.volumeID]
+		switch {
+		case !ok:
+			w.problem = fmt.Sprintf("the CNS volume %s of PersistentVolumeClaim %q does not exist", w.claim.volumeID, w.claim.name)
+		case v.diskPath == "":
+			w.problem = fmt.Sprintf("the CNS volume %s of PersistentVolumeClaim %q has no disk file", w.claim.volumeID, w.claim.name)
+		default:
+			w.cns = v
+		}
+	}
+	return want, nil
+}
+
+// attachOne records the attachment in CNS and returns the disk to add, or nil with
+// w.problem set when the volume cannot be attached. CNS refuses a second attachment of a
+// volume: when another VM has its disk, the claim is taken (unless both share it
+// multi-writer); when none has, the attachment is left over from a reconcile cut short
+// before its reconfigure (this VM's, or a deleted VM's) and the disk is added now. The
+// caller holds the volume's lock, so no other VM is between the two steps.
+func (a *attacher) attachOne(ctx context.Context, vcVM *object.VirtualMachine, w *wantVolume, s *slots, on bool) (types.BaseVirtualDeviceConfigSpec, error) {
+	ctrlKey, unit, err := s.place(w.spec)
+	if err != nil {
+		w.problem = err.Error()
+		return nil, nil
+	}
+	if on && ctrlKey < 0 && w.spec.ApplicationType == model.VolumeApplicationTypeMicrosoftWSFC {
+		w.problem = "a SCSI controller with physical bus sharing cannot be added while the VM is powered on"
+		return nil, nil
+	}
+	if on && s.isIDE(ctrlKey) {
+		w.problem = "an IDE controller cannot take a disk while the VM is powered on"
+		return nil, nil
+	}
+	err = a.cns.attach(ctx, w.cns.id, vcVM.Reference())
+	if errors.Is(err, errInUse) && !(volumeSharing(w.spec) == model.VolumeSharingModeMultiWriter && w.claim.shared) {
+		holder, herr := a.holder(ctx, w.cns, vcVM.Reference())
+		if herr != nil {
+			return nil, herr
+		}
+		if holder != "" {
+			w.problem = fmt.Sprintf("PersistentVolumeClaim %q is ReadWriteOnce and attached to VM %s", w.claim.name, holder)
+			return nil, nil
+		}
+	} else if err != nil && !errors.Is(err, errInUse) {
+		return nil, err
+	}
+	key := s.newKey
+	s.newKey--
+	return addDisk(w.cns, w.spec, key, ctrlKey, unit), nil
+}
+
+// holder names another VM that has a disk backed by the volume, "" when none does.
+func (a *attacher) holder(ctx context.Context, v cnsVolume, self types.ManagedObjectReference) (string, error) {
+	var vms []mo.VirtualMachine
+	m := view.NewManager(a.vc.Client)
+	cv, err := m.CreateContainerView(ctx, a.vc.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
+	if err != nil {
+		return "", fmt.Errorf("find the VM holding volume %s: %w", v.id, err)
+	}
+	defer cv.Destroy(context.WithoutCancel(ctx)) //nolint:errcheck // the view goes with the session anyway
+	if err := cv.Retrieve(ctx, []string{"VirtualMachine"}, []string{"name", "config.hardware.device"}, &vms); err != nil {
+		return "", fmt.Errorf("find the VM holding volume %s: %w", v.id, err)
+	}
+	for _, vm := range vms {
+		if vm.Self == self || vm.Config == nil {
+			continue
+		}
+		if volumeDisk(vm.Config.Hardware.Device, v) != nil {
+			return vm.Name, nil
+		}
+	}
+	return "", nil
+}
+
+// heldDisks are the disks the last report gave to entries still in the spec: disk UUID →
+// entry name.
+func heldDisks(spec []model.VirtualMachineVolume, prev []model.VirtualMachineVolumeStatus) map[string]string {
+	names := map[string]bool{}
+	for _, v := range spec {
+		names[v.Name] = true
+	}
+	out := map[string]string{}
+	for _, p := range prev {
+		if p.Type == model.VolumeTypeManaged && p.Attached && p.DiskUUID != "" && names[p.Name] {
+			out[p.DiskUUID] = p.Name
+		}
+	}
+	return out
+}
+
+func (s *slots) isIDE(ctrlKey int32) bool {
+	for _, c := range s.ctrls {
+		if c.key == ctrlKey {
+			return c.typ == model.ControllerTypeIDE
+		}
+	}
+	return false
+}
+
+func isIDE(devices object.VirtualDeviceList, disk *types.VirtualDisk) bool {
+	_, ok := devices.FindByKey(disk.ControllerKey).(*types.VirtualIDEController)
+	return ok
+}
+
+// reconfigure applies the device changes in one reconfigure and waits for it.
+func reconfigure(ctx context.Context, vm *object.VirtualMachine, changes []types.BaseVirtualDeviceConfigSpec) error {
+	task, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{DeviceChange: changes})
+	if err != nil {
+		return fmt.Errorf("reconfigure VM %s: %w", vm.Reference().Value, err)
+	}
+	if _, err := vcenter.WaitTask(ctx, task); err != nil {
+		return fmt.Errorf("reconfigure VM %s: %w", vm.Reference().Value, err)
+	}
+	return nil
+}

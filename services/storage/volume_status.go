@@ -1,0 +1,61 @@
+package storage
+
+import (
+	"fmt"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/model"
+)
+
+// report is the Managed entries of status.volumes, in spec order: each volume's disk as
+// the VM has it, or why it is not attached. reconfigureErr is vCenter's refusal of the
+// reconfigure, if any; held are the disks kept for entries whose claim cannot be read
+// (disk UUID → entry name), still reported attached.
+func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.VirtualMachineFileLayoutEx, held map[string]string, reconfigureErr error) volumeReport {
+	rep := volumeReport{managed: map[int32]bool{}}
+	heldDisk := map[string]*types.VirtualDisk{} // by entry name
+	for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
+		disk := d.(*types.VirtualDisk)
+		if name, ok := held[backingOf(disk).uuid]; ok {
+			rep.managed[disk.Key] = true
+			heldDisk[name] = disk
+		}
+	}
+	for _, w := range want {
+		v := model.VirtualMachineVolumeStatus{Name: w.spec.Name, Type: model.VolumeTypeManaged}
+		var disk *types.VirtualDisk
+		if w.cns.id != "" {
+			disk = volumeDisk(devices, w.cns)
+		} else if w.problem != "" {
+			disk = heldDisk[w.spec.Name]
+		}
+		switch {
+		case disk != nil:
+			rep.managed[disk.Key] = true
+			v = diskStatus(devices, disk, layout)
+			v.Name, v.Type = w.spec.Name, model.VolumeTypeManaged
+			if w.claim.requested > 0 {
+				v.Requested = bytes(w.claim.requested)
+			}
+			switch {
+			case w.problem != "":
+				v.Error = w.problem
+			case reconfigureErr != nil && disk.CapacityInBytes < w.cns.capacity:
+				v.Error = fmt.Sprintf("growing the disk to %s failed: %v", bytes(w.cns.capacity), reconfigureErr)
+			}
+		case w.problem != "":
+			v.Error = w.problem
+		case reconfigureErr != nil:
+			v.Error = fmt.Sprintf("attaching the disk failed: %v", reconfigureErr)
+		default:
+			v.Error = "the disk is not attached yet"
+		}
+		if v.Error != "" {
+			rep.problems = append(rep.problems, fmt.Sprintf("volume %s: %s", w.spec.Name, v.Error))
+		}
+		rep.volumes = append(rep.volumes, v)
+	}
+	return rep
+}

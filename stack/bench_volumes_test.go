@@ -1,0 +1,502 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vmware/govmomi/cns"
+	cnstypes "github.com/vmware/govmomi/cns/types"
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/inventory"
+	vmopvc "github.com/vmop/vmop/pkg/vcenter"
+)
+
+var benchClaims = flag.Int("claims", 40, "claims attached and detached per round of BenchmarkVolumes")
+
+const claimsPath = "/api/v1/namespaces/" + benchNamespace + "/persistentvolumeclaims"
+
+// BenchmarkVolumes measures attaching and detaching claims through the API against the
+// same vCenter work done directly. Each path has benchConcurrency powered-on VMs (the
+// API's from the seed's vm-example, the direct path's deployed with govmomi) and -claims
+// CNS volumes of 1 GiB on the shared datastore; each VM takes its share of the volumes one
+// after the other, the VMs at once, as BenchmarkPipeline sends its VMs. Through the API a
+// volume is one JSON patch adding (then removing) a spec.volumes entry, and a phase ends
+// when every VM's status shows every volume attached (then none), seen through a watch;
+// directly it is a CNS attach and a reconfigure adding a disk backed by the volume's file
+// (then a CNS detach and a reconfigure removing it), as the storage service does. Setup
+// (VMs, volumes, claims) is not timed.
+func BenchmarkVolumes(b *testing.B) {
+	n := *benchClaims
+	st := startBenchStack(b)
+	direct := connectDirect(b, st.vcenter)
+	cnsClient, err := cns.NewClient(context.Background(), direct.c.Client)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ds := sharedDatastore(b, direct.c.Client)
+	apiVMs := st.poweredOnVMs(b, "vols", benchConcurrency)
+	directVMs := make([]*object.VirtualMachine, benchConcurrency)
+	for i := range directVMs {
+		if directVMs[i], err = direct.createAndPowerOn(context.Background(), fmt.Sprintf("vols-direct-%d", i), direct.zones[i%len(direct.zones)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	var api, raw volumeRound
+	for i := range b.N {
+		b.StopTimer()
+		apiVols := createVolumes(b, cnsClient, ds, n, 1024)
+		directVols := createVolumes(b, cnsClient, ds, n, 1024)
+		claims := st.bindClaims(b, fmt.Sprintf("bench-%d", i), apiVols)
+		b.StartTimer()
+		api.add(st.attachRound(b, apiVMs, claims))
+		raw.add(directRound(b, cnsClient, directVMs, directVols))
+	}
+	b.StopTimer()
+
+	attachRatio := api.attachRate() / raw.attachRate()
+	detachRatio := api.detachRate() / raw.detachRate()
+	b.ReportMetric(api.attachRate(), "api-attach/s")
+	b.ReportMetric(raw.attachRate(), "direct-attach/s")
+	b.ReportMetric(attachRatio, "attach-ratio")
+	b.ReportMetric(api.detachRate(), "api-detach/s")
+	b.ReportMetric(raw.detachRate(), "direct-detach/s")
+	b.ReportMetric(detachRatio, "detach-ratio")
+	patchMS := ms(api.patches) / float64(2*api.n)
+	b.ReportMetric(patchMS, "api-patch-ms")
+	b.Logf("%d claims a round on %d VMs at once, %d rounds; the API answered a patch in %.0f ms on average\n"+
+		"  attach: API %6.1f/s (%v)   direct %6.1f/s (%v)   API/direct %.2f\n"+
+		"  detach: API %6.1f/s (%v)   direct %6.1f/s (%v)   API/direct %.2f",
+		n, benchConcurrency, b.N, patchMS,
+		api.attachRate(), api.attach.Round(time.Millisecond), raw.attachRate(), raw.attach.Round(time.Millisecond), attachRatio,
+		api.detachRate(), api.detach.Round(time.Millisecond), raw.detachRate(), raw.detach.Round(time.Millisecond), detachRatio)
+}
+
+// volumeRound is what one path measured for n volumes, or the sum of several rounds.
+type volumeRound struct {
+	n              int
+	attach, detach time.Duration
+	// patches is the time the API took to answer the JSON patches, summed (API path only):
+	// the part of the API path's time spent before the storage service sees a change.
+	patches time.Duration
+}
+
+func (r *volumeRound) add(o volumeRound) {
+	r.n += o.n
+	r.attach += o.attach
+	r.detach += o.detach
+	r.patches += o.patches
+}
+
+func (r volumeRound) attachRate() float64 { return float64(r.n) / r.attach.Seconds() }
+func (r volumeRound) detachRate() float64 { return float64(r.n) / r.detach.Seconds() }
+
+// benchVolume is a CNS volume and its disk file.
+type benchVolume struct {
+	id, path, claim string
+}
+
+func sharedDatastore(b testing.TB, c *vim25.Client) types.ManagedObjectReference {
+	b.Helper()
+	finder := find.NewFinder(c)
+	dc, err := finder.Datacenter(context.Background(), inventory.Datacenter)
+	if err != nil {
+		b.Fatal(err)
+	}
+	finder.SetDatacenter(dc)
+	ds, err := finder.Datastore(context.Background(), inventory.SharedDatastore)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ds.Reference()
+}
+
+// createVolumes creates n CNS block volumes of mib MiB on the datastore, as the claim loop
+// does.
+func createVolumes(b testing.TB, c *cns.Client, ds types.ManagedObjectReference, n int, mib int64) []benchVolume {
+	b.Helper()
+	ctx := context.Background()
+	out := make([]benchVolume, n)
+	for i := range out {
+		task, err := c.CreateVolume(ctx, []cnstypes.CnsVolumeCreateSpec{{
+			Name: fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i), VolumeType: string(cnstypes.CnsVolumeTypeBlock),
+			Datastores: []types.ManagedObjectReference{ds},
+			Metadata:   cnstypes.CnsVolumeMetadata{ContainerCluster: cnstypes.CnsContainerCluster{ClusterType: string(cnstypes.CnsClusterTypeKubernetes), ClusterId: "vmop"}},
+			BackingObjectDetails: &cnstypes.CnsBlockBackingDetails{
+				CnsBackingObjectDetails: cnstypes.CnsBackingObjectDetails{CapacityInMb: mib},
+			},
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		info, err := vmopvc.WaitTask(ctx, task)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := cns.GetTaskResult(ctx, info)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[i].id = res.GetCnsVolumeOperationResult().VolumeId.Id
+		// vcsim keeps a CNS volume's first-class disk in fcd/<id>.vmdk (a client of a real
+		// vCenter reads it from the volume's backing details).
+		out[i].path = fmt.Sprintf("[%s] fcd/%s.vmdk", inventory.SharedDatastore, out[i].id)
+	}
+	return out
+}
+
+// bindClaims creates a claim bound to each volume through the API (as the admin may).
+func (st *benchStack) bindClaims(b *testing.B, prefix string, vols []benchVolume) []benchVolume {
+	b.Helper()
+	for i := range vols {
+		vols[i].claim = fmt.Sprintf("%s-%04d", prefix, i)
+		body := fmt.Appendf(nil, `{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":%q},
+			"spec":{"accessModes":["ReadWriteOnce"],"volumeMode":"Block","storageClassName":"my-storage-class",
+			"resources":{"requests":{"storage":"1Gi"}},"volumeName":%q}}`, vols[i].claim, vols[i].id)
+		if code, resp, err := st.api.do("POST", claimsPath, body); err != nil || code != http.StatusCreated {
+			b.Fatalf("create claim %s: %d %s %v", vols[i].claim, code, resp, err)
+		}
+	}
+	return vols
+}
+
+// poweredOnVMs creates n of the seed's vm-example through the API and waits until all run.
+func (st *benchStack) poweredOnVMs(b *testing.B, prefix string, n int) []string {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := newVMWatch(prefix)
+	go w.follow(ctx, st.api, "0")
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%d", prefix, i)
+		if code, body, err := st.api.do("POST", vmsPath, benchVM(names[i])); err != nil || code != http.StatusCreated {
+			b.Fatalf("create %s: %d %s %v", names[i], code, body, err)
+		}
+	}
+	w.waitAll(b, "PoweredOn", names, func(v *watchedVM) time.Time { return v.on }, st.api)
+	return names
+}
+
+// attachRound attaches the claims to the VMs through the API: each VM is sent its share
+// one patch after the other, the VMs at once, and the round ends when every VM reports
+// every volume attached; then it detaches them the same way.
+func (st *benchStack) attachRound(b *testing.B, vms []string, claims []benchVolume) volumeRound {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &volumeWatch{attached: map[string]bool{}, changed: make(chan struct{})}
+	go w.follow(ctx, st.api)
+	share := split(claims, len(vms))
+	r := volumeRound{n: len(claims)}
+	var mu sync.Mutex
+	patch := func(vm string, body []byte) error {
+		start := time.Now()
+		err := st.patchVM(vm, body)
+		mu.Lock()
+		r.patches += time.Since(start)
+		mu.Unlock()
+		return err
+	}
+	started := time.Now()
+	each(b, vms, func(i int, vm string) error {
+		for j, c := range share[i] {
+			volume := fmt.Sprintf(`{"name":%q,"persistentVolumeClaim":{"claimName":%q}}`, c.claim, c.claim)
+			body := []byte(`[{"op":"add","path":"/spec/volumes/-","value":` + volume + `}]`)
+			if j == 0 { // the VM has no volumes: the list is absent or empty
+				body = []byte(`[{"op":"add","path":"/spec/volumes","value":[` + volume + `]}]`)
+			}
+			if err := patch(vm, body); err != nil {
+				return err
+			}
+		}
+		for _, c := range share[i] {
+			if err := w.wait(ctx, vm+"/"+c.claim, true); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	r.attach = time.Since(started)
+	started = time.Now()
+	each(b, vms, func(i int, vm string) error {
+		for range share[i] {
+			// The VM's volumes are its claims in the order they were added.
+			if err := patch(vm, []byte(`[{"op":"remove","path":"/spec/volumes/0"}]`)); err != nil {
+				return err
+			}
+		}
+		for _, c := range share[i] {
+			if err := w.wait(ctx, vm+"/"+c.claim, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	r.detach = time.Since(started)
+	return r
+}
+
+func (st *benchStack) patchVM(vm string, patch []byte) error {
+	req, err := http.NewRequest("PATCH", st.api.server+vmsPath+"/"+vm, strings.NewReader(string(patch)))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+st.api.token)
+	req.Header.Set("Content-Type", "application/json-patch+json")
+	resp, err := st.api.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("patch %s: %d %s", vm, resp.StatusCode, body)
+	}
+	return nil
+}
+
+// directRound does the same vCenter work with govmomi alone.
+func directRound(b *testing.B, c *cns.Client, vms []*object.VirtualMachine, vols []benchVolume) volumeRound {
+	ctx := context.Background()
+	share := split(vols, len(vms))
+	r := volumeRound{n: len(vols)}
+	started := time.Now()
+	each(b, vms, func(i int, vm *object.VirtualMachine) error {
+		devices, err := vm.Device(ctx)
+		if err != nil {
+			return err
+		}
+		scsi, err := devices.FindSCSIController("")
+		if err != nil {
+			return err
+		}
+		used := map[int32]bool{7: true}
+		for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
+			if d.GetVirtualDevice().ControllerKey == scsi.Key {
+				used[*d.GetVirtualDevice().UnitNumber] = true
+			}
+		}
+		for _, v := range share[i] {
+			unit := int32(0)
+			for used[unit] {
+				unit++
+			}
+			used[unit] = true
+			if err := cnsTask(ctx, func() (*object.Task, error) {
+				return c.AttachVolume(ctx, []cnstypes.CnsVolumeAttachDetachSpec{{VolumeId: cnstypes.CnsVolumeId{Id: v.id}, Vm: vm.Reference()}})
+			}); err != nil {
+				return err
+			}
+			disk := &types.VirtualDisk{
+				VirtualDevice: types.VirtualDevice{Key: -1, ControllerKey: scsi.Key, UnitNumber: &unit, Backing: &types.VirtualDiskFlatVer2BackingInfo{
+					VirtualDeviceFileBackingInfo: types.VirtualDeviceFileBackingInfo{FileName: v.path},
+					DiskMode:                     string(types.VirtualDiskModePersistent), ThinProvisioned: types.NewBool(true),
+				}},
+				CapacityInBytes: 1 << 30, CapacityInKB: 1 << 20, VDiskId: &types.ID{Id: v.id},
+			}
+			if err := reconfigureDevices(ctx, vm, types.VirtualDeviceConfigSpecOperationAdd, disk); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	r.attach = time.Since(started)
+	started = time.Now()
+	each(b, vms, func(i int, vm *object.VirtualMachine) error {
+		devices, err := vm.Device(ctx)
+		if err != nil {
+			return err
+		}
+		for _, v := range share[i] {
+			if err := cnsTask(ctx, func() (*object.Task, error) {
+				return c.DetachVolume(ctx, []cnstypes.CnsVolumeAttachDetachSpec{{VolumeId: cnstypes.CnsVolumeId{Id: v.id}, Vm: vm.Reference()}})
+			}); err != nil {
+				return err
+			}
+			var disk types.BaseVirtualDevice
+			for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
+				if id := d.(*types.VirtualDisk).VDiskId; id != nil && id.Id == v.id {
+					disk = d
+				}
+			}
+			if disk == nil {
+				return fmt.Errorf("no disk of volume %s on %s", v.id, vm.Reference().Value)
+			}
+			if err := reconfigureDevices(ctx, vm, types.VirtualDeviceConfigSpecOperationRemove, disk); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	r.detach = time.Since(started)
+	return r
+}
+
+func cnsTask(ctx context.Context, start func() (*object.Task, error)) error {
+	task, err := start()
+	if err != nil {
+		return err
+	}
+	_, err = vmopvc.WaitTask(ctx, task)
+	return err
+}
+
+func reconfigureDevices(ctx context.Context, vm *object.VirtualMachine, op types.VirtualDeviceConfigSpecOperation, d types.BaseVirtualDevice) error {
+	task, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{DeviceChange: []types.BaseVirtualDeviceConfigSpec{
+		&types.VirtualDeviceConfigSpec{Operation: op, Device: d},
+	}})
+	if err != nil {
+		return err
+	}
+	_, err = vmopvc.WaitTask(ctx, task)
+	return err
+}
+
+// split deals the items to n shares, round robin.
+func split[T any](items []T, n int) [][]T {
+	out := make([][]T, n)
+	for i, it := range items {
+		out[i%n] = append(out[i%n], it)
+	}
+	return out
+}
+
+// each runs f for every VM at once and fails on the first error.
+func each[T any](b *testing.B, vms []T, f func(i int, vm T) error) {
+	b.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(vms))
+	for i, vm := range vms {
+		wg.Go(func() {
+			if err := f(i, vm); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+}
+
+// volumeWatch follows which volumes the VMs report attached ("<vm>/<volume>") through one
+// API watch.
+type volumeWatch struct {
+	mu       sync.Mutex
+	attached map[string]bool
+	changed  chan struct{}
+	err      error
+}
+
+func (w *volumeWatch) follow(ctx context.Context, c *apiClient) {
+	rv := "0"
+	for ctx.Err() == nil {
+		next, err := w.once(ctx, c, rv)
+		if err != nil && ctx.Err() == nil {
+			w.mu.Lock()
+			w.err = err
+			close(w.changed)
+			w.changed = make(chan struct{})
+			w.mu.Unlock()
+			return
+		}
+		rv = next
+	}
+}
+
+func (w *volumeWatch) once(ctx context.Context, c *apiClient, rv string) (string, error) {
+	resp, err := c.request(ctx, c.stream, "GET", vmsPath+"?watch=1&allowWatchBookmarks=true&resourceVersion="+rv, nil)
+	if err != nil {
+		return rv, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		return rv, fmt.Errorf("watch: %d %s", resp.StatusCode, body)
+	}
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var ev struct {
+			Type   string `json:"type"`
+			Object struct {
+				Metadata struct {
+					Name            string `json:"name"`
+					ResourceVersion string `json:"resourceVersion"`
+				} `json:"metadata"`
+				Status struct {
+					Volumes []struct {
+						Name     string `json:"name"`
+						Attached bool   `json:"attached"`
+					} `json:"volumes"`
+				} `json:"status"`
+			} `json:"object"`
+		}
+		if err := dec.Decode(&ev); err != nil {
+			if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return rv, nil
+			}
+			return rv, fmt.Errorf("watch: %w", err)
+		}
+		if ev.Type == "ERROR" {
+			return rv, fmt.Errorf("watch error on %s", ev.Object.Metadata.Name)
+		}
+		rv = ev.Object.Metadata.ResourceVersion
+		if ev.Type == "BOOKMARK" {
+			continue
+		}
+		w.mu.Lock()
+		prefix := ev.Object.Metadata.Name + "/"
+		for k := range w.attached {
+			if strings.HasPrefix(k, prefix) {
+				delete(w.attached, k)
+			}
+		}
+		for _, v := range ev.Object.Status.Volumes {
+			if v.Attached {
+				w.attached[prefix+v.Name] = true
+			}
+		}
+		close(w.changed)
+		w.changed = make(chan struct{})
+		w.mu.Unlock()
+	}
+}
+
+// wait waits until the volume ("<vm>/<volume>") is reported attached, or not, within the
+// benchmark's timeout.
+func (w *volumeWatch) wait(ctx context.Context, key string, attached bool) error {
+	deadline := time.NewTimer(*benchTimeout)
+	defer deadline.Stop()
+	for {
+		w.mu.Lock()
+		done, err, changed := w.attached[key] == attached, w.err, w.changed
+		w.mu.Unlock()
+		switch {
+		case err != nil:
+			return err
+		case done:
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("%s not %s after %v", key, map[bool]string{true: "attached", false: "detached"}[attached], *benchTimeout)
+		}
+	}
+}
