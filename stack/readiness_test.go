@@ -93,6 +93,13 @@ func TestReadiness(t *testing.T) {
 		t.Errorf("closed-vm Ready condition %q, want False NotReady naming the refused connection to 127.0.0.1:%d", why, closed)
 	}
 
+	// kubectl get vm shows the Ready condition's status in its Ready column.
+	for name, want := range map[string]string{"tcp-vm": "True", "closed-vm": "False"} {
+		if got := tableCell(tp.kubectl("get", "vm", name, "-n", "my-namespace"), "READY"); got != want {
+			t.Errorf("kubectl get vm %s: READY %q, want %s", name, got, want)
+		}
+	}
+
 	// What the guest reports, through the API.
 	tp.eventually("tcp-vm's guest network reported", func() bool {
 		return tp.kubectl("get", "vm", "tcp-vm", "-n", "my-namespace", "-o", "jsonpath={.status.network.ipStacks[0].ipRoutes[0].gateway.address}") == "127.0.0.1"

@@ -19,6 +19,25 @@ type topology struct {
 
 func startTopology(t *testing.T) *topology {
 	t.Helper()
+	tp := newTopology(t)
+	tp.start("nats")
+	tp.waitListening(tp.env["VMOP_NATS_ADDR"])
+	tp.start("vcsim")
+	tp.waitListening(tp.env["VMOP_VCSIM_ADDR"])
+	for _, role := range []string{"api", "placement", "power", "storage", "network", "crypto"} {
+		tp.start(role)
+	}
+	tp.eventually("seeded inventory visible to kubectl", func() bool {
+		out, err := tp.kubectlErr("get", "vmclass", "my-vm-class", "-n", "my-namespace", "-o", "name")
+		return err == nil && out != ""
+	})
+	return tp
+}
+
+// newTopology prepares the roles' settings; no role runs yet, and those started are
+// stopped when the test ends.
+func newTopology(t *testing.T) *topology {
+	t.Helper()
 	data := t.TempDir()
 	natsAddr, vcsimAddr := freeAddr(t), freeAddr(t)
 	tp := &topology{
@@ -43,17 +62,6 @@ func startTopology(t *testing.T) *topology {
 				stop()
 			}
 		}
-	})
-	tp.start("nats")
-	tp.waitListening(natsAddr)
-	tp.start("vcsim")
-	tp.waitListening(vcsimAddr)
-	for _, role := range []string{"api", "placement", "power", "storage", "network", "crypto"} {
-		tp.start(role)
-	}
-	tp.eventually("seeded inventory visible to kubectl", func() bool {
-		out, err := tp.kubectlErr("get", "vmclass", "my-vm-class", "-n", "my-namespace", "-o", "name")
-		return err == nil && out != ""
 	})
 	return tp
 }

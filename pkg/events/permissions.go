@@ -75,7 +75,8 @@ func (a ServiceAccess) Permissions() Permissions {
 
 // GatewayPermissions returns the gateway's permissions: it appends to SPECS, announces on
 // EVENTS, publishes STATUS slices for the service identities it authenticates (and the
-// seeded inventory's), follows SPECS and STATUS with ordered consumers, and deletes the
+// seeded inventory's), follows SPECS, STATUS and EVENTS (served as Kubernetes Events)
+// with ordered consumers, and deletes the
 // slices of an object once its tombstone is in SPECS. It cannot delete or purge a
 // stream, nor create, change, delete, pull from or acknowledge the services' consumers.
 func GatewayPermissions(services ...ServiceAccess) Permissions {
@@ -86,7 +87,7 @@ func GatewayPermissions(services ...ServiceAccess) Permissions {
 	}
 	p.Publish = append(p.Publish, vmopStreams()...)
 	p.Publish = append(p.Publish, directGet(StreamSpecs, StreamStatus)...)
-	for _, st := range []string{StreamSpecs, StreamStatus} {
+	for _, st := range []string{StreamSpecs, StreamStatus, StreamEvents} {
 		p.Publish = append(p.Publish, consumerUse(st, anyToken)...)
 		p.Publish = append(p.Publish, jsAPI+"CONSUMER.DELETE."+join(st, anyToken))
 	}

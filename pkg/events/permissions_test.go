@@ -38,6 +38,12 @@ func TestPermissions(t *testing.T) {
 	if _, err := events.AppendSpec(ctx, api, vm, events.OpPut, []byte(`{}`), 0, nil); err != nil {
 		t.Errorf("the gateway appending a spec: %v", err)
 	}
+	if err := events.PublishEvent(ctx, api, vm, events.TypeVirtualMachineCreated, "u/created", struct{}{}); err != nil {
+		t.Errorf("the gateway announcing an event: %v", err)
+	}
+	if err := followEvents(ctx, api); err != nil {
+		t.Errorf("the gateway following EVENTS (served as Kubernetes Events): %v", err)
+	}
 	pl := connectAs(t, srv, "placement", ids)
 	if _, err := events.PublishStatus(ctx, pl, vm, events.Slice{Service: "placement", UID: "u"}); err != nil {
 		t.Errorf("placement publishing its slice: %v", err)
@@ -161,4 +167,15 @@ func connectAs(t *testing.T, srv *server.Server, name string, ids map[string]eve
 		t.Fatal(err)
 	}
 	return js
+}
+
+// followEvents reads the first EVENTS message with an ordered consumer, as the gateway's
+// Kubernetes Events fold does.
+func followEvents(ctx context.Context, js jetstream.JetStream) error {
+	cons, err := js.OrderedConsumer(ctx, events.StreamEvents, jetstream.OrderedConsumerConfig{FilterSubjects: []string{events.EventFilter()}})
+	if err != nil {
+		return err
+	}
+	_, err = cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+	return err
 }

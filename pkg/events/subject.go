@@ -139,6 +139,17 @@ func ParseStatusSubject(subject string) (Ref, string, error) {
 	return refFromTokens(t[2:5]), t[5], nil
 }
 
+// ParseEventSubject returns the object an EVENTS subject speaks about and the subject's
+// last token, what happened (the last part of the CloudEvent's type). Errors wrap
+// [ErrMalformed].
+func ParseEventSubject(subject string) (ref Ref, what string, err error) {
+	t := strings.Split(subject, tokenSep)
+	if len(t) != eventTokens || t[0] != subjectRoot || t[1] != eventsToken {
+		return Ref{}, "", fmt.Errorf("event subject %q: %w", subject, ErrMalformed)
+	}
+	return refFromTokens(t[2:5]), t[5], nil
+}
+
 // ObjectKey maps any SPECS, STATUS or EVENTS subject to the SPECS subject of
 // the object it speaks about, so that all messages about one object share a
 // key in [Consume]. Other subjects are their own key.

@@ -90,6 +90,10 @@ func TestSubjects(t *testing.T) {
 			if err != nil || gotRef != tt.ref || service != "power" {
 				t.Errorf("ParseStatusSubject(%q) = %+v, %q, %v; want %+v, power", status, gotRef, service, err, tt.ref)
 			}
+			gotRef, what, err := events.ParseEventSubject(event)
+			if err != nil || gotRef != tt.ref || what != "poweredon" {
+				t.Errorf("ParseEventSubject(%q) = %+v, %q, %v; want %+v, poweredon", event, gotRef, what, err, tt.ref)
+			}
 			for _, s := range []string{spec, status, event} {
 				if got := events.ObjectKey(s); got != spec {
 					t.Errorf("ObjectKey(%q) = %q, want %q", s, got, spec)
@@ -141,6 +145,11 @@ func TestParseRejectsOtherShapes(t *testing.T) {
 	for _, s := range []string{"vmop.status.vms.ns.name", "vmop.spec.vms.ns.name.power", "vmop.status.vms.ns.name.power.x"} {
 		if _, _, err := events.ParseStatusSubject(s); !errors.Is(err, events.ErrMalformed) {
 			t.Errorf("ParseStatusSubject(%q) error = %v, want ErrMalformed", s, err)
+		}
+	}
+	for _, s := range []string{"vmop.events.vms.ns.name", "vmop.status.vms.ns.name.created", "vmop.events.vms.ns.name.created.x"} {
+		if _, _, err := events.ParseEventSubject(s); !errors.Is(err, events.ErrMalformed) {
+			t.Errorf("ParseEventSubject(%q) error = %v, want ErrMalformed", s, err)
 		}
 	}
 }

@@ -42,7 +42,8 @@ type VirtualMachineGroupSpec struct {
 	BootOrder []VirtualMachineGroupBootOrderGroup `json:"bootOrder,omitempty"`
 
 	// PowerState is the power state all members should be in; empty leaves members alone until
-	// it is first set.
+	// it is first set, and once set it cannot be emptied again (VMG-3).
+	// +kubebuilder:validation:Enum=PoweredOn;PoweredOff;Suspended;""
 	PowerState PowerState `json:"powerState,omitempty"`
 
 	// NextForcePowerStateSyncTime pushes the group's power state to all members again when set

@@ -27,8 +27,9 @@ type Kind struct {
 	ShortNames []string
 
 	// Namespaced kinds live in namespaces; HasStatus kinds have a /status subresource;
-	// PrivilegedWrite kinds may be written by privileged callers only.
-	Namespaced, HasStatus, PrivilegedWrite bool
+	// PrivilegedWrite kinds may be written by privileged callers only; ReadOnly kinds
+	// (the Events, see [EventKinds]) are served for get, list and watch only.
+	Namespaced, HasStatus, PrivilegedWrite, ReadOnly bool
 
 	// Columns are the printer columns, Age last (as kubectl prints them).
 	Columns []Column
@@ -109,6 +110,7 @@ var kinds = []Kind{
 		Columns: []Column{
 			{Name: "Power-State", Type: "string", JSONPath: ".status.powerState", Description: "Observed power state."},
 			{Name: "Status", Type: "string", Value: virtualMachineStatusCell, Description: "What the VM is doing, derived from spec and status: Creating, Starting, Running, Stopping, Stopped, Suspended, Restarting, Blocked, Deleting or Failed."},
+			{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].status`, Description: "Status of the Ready condition, which spec.readinessProbe drives; empty for a VM without a probe."},
 			{Name: "Class", Type: "string", JSONPath: ".spec.className", Description: "VirtualMachineClass of the VM.", Priority: 1},
 			{Name: "Image", Type: "string", JSONPath: ".spec.image.name", Description: "Image the VM was deployed from.", Priority: 1},
 			{Name: "Primary-IP4", Type: "string", JSONPath: ".status.network.primaryIP4", Description: "Primary IPv4 address.", Priority: 1},

@@ -92,7 +92,7 @@ func TestKindRegistry(t *testing.T) {
 			group: GroupVMOperator, plural: "virtualmachines", wantAPIVersion: "vmoperator.vmware.com/v1alpha5",
 			wantShortNames: []string{"vm"}, wantNamespaced: true, wantStatus: true,
 			wantOwners:      []string{"placement", "power", "storage", "network", "crypto"},
-			wantColumnNames: []string{"Power-State", "Status", "Class", "Image", "Primary-IP4", "Age"},
+			wantColumnNames: []string{"Power-State", "Status", "Ready", "Class", "Image", "Primary-IP4", "Age"},
 			wantWideColumns: []string{"Class", "Image", "Primary-IP4"},
 		},
 		{

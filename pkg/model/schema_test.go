@@ -124,7 +124,7 @@ func TestCheckSchemaVirtualMachine(t *testing.T) {
 	}{
 		{"valid", func(map[string]any) {}, nil, nil},
 		{"power state enum", func(vm map[string]any) { set(vm, "On", "spec", "powerState") },
-			[]string{`spec.powerState: Unsupported value: "On": supported values: "PoweredOn", "PoweredOff", "Suspended"`}, nil},
+			[]string{`spec.powerState: Unsupported value: "On": supported values: "PoweredOn", "PoweredOff", "Suspended", ""`}, nil},
 		{"power-off mode enum", func(vm map[string]any) { set(vm, "Gentle", "spec", "powerOffMode") },
 			[]string{`spec.powerOffMode: Unsupported value: "Gentle": supported values: "Hard", "Soft", "TrySoft"`}, nil},
 		{"hardware version minimum", func(vm map[string]any) { set(vm, 12.0, "spec", "minHardwareVersion") },
@@ -209,7 +209,7 @@ func TestCheckSchemaVirtualMachine(t *testing.T) {
 		{"errors and unknowns together", func(vm map[string]any) {
 			set(vm, "Off", "spec", "powerState")
 			set(vm, 1.0, "spec", "zone")
-		}, []string{`spec.powerState: Unsupported value: "Off": supported values: "PoweredOn", "PoweredOff", "Suspended"`}, []string{"spec.zone"}},
+		}, []string{`spec.powerState: Unsupported value: "Off": supported values: "PoweredOn", "PoweredOff", "Suspended", ""`}, []string{"spec.zone"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

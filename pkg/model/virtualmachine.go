@@ -62,7 +62,9 @@ type VirtualMachineSpec struct {
 	// Network describes the VM's network interfaces and guest network settings.
 	Network *VirtualMachineNetworkSpec `json:"network,omitempty"`
 
-	// PowerState is the power state the VM should be in; it defaults to PoweredOn on create.
+	// PowerState is the power state the VM should be in: empty on create means PoweredOn;
+	// it cannot be emptied on update.
+	// +kubebuilder:validation:Enum=PoweredOn;PoweredOff;Suspended;""
 	PowerState PowerState `json:"powerState,omitempty"`
 
 	// PowerOffMode says how the VM is powered off: Hard, Soft (guest shutdown) or TrySoft.

@@ -72,6 +72,8 @@ func TestVirtualMachineGroupAdmission(t *testing.T) {
 			http.StatusUnprocessableEntity, "Invalid", "metadata.annotations[" + lastUpdatedAnnotation + "]: Forbidden"},
 		{"VMG-3 power state cleared", "PATCH", kindGroups + "/web", userToken, merge, `{"spec":{"powerState":null}}`,
 			http.StatusUnprocessableEntity, "Invalid", "spec.powerState: Forbidden"},
+		{"VMG-3 power state emptied", "PATCH", kindGroups + "/web", userToken, merge, `{"spec":{"powerState":""}}`,
+			http.StatusUnprocessableEntity, "Invalid", "spec.powerState: Forbidden"},
 	})
 
 	// A power state change restamps the annotation.

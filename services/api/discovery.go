@@ -13,6 +13,7 @@ import (
 // Verbs every kind serves; discovery advertises them so kubectl knows what it may ask.
 var (
 	objectVerbs = metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
+	readVerbs   = metav1.Verbs{"get", "list", "watch"}
 	statusVerbs = metav1.Verbs{"get", "patch", "update"}
 )
 
@@ -67,7 +68,7 @@ func apiGroups() []metav1.APIGroup {
 		}
 		out = append(out, metav1.APIGroup{Name: gv.Group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v})
 	}
-	return out
+	return append(out, selfReviewGroups()...)
 }
 
 // resourceList answers /api/v1 and /apis/<group>/<version>; false when we serve no such
@@ -82,9 +83,13 @@ func resourceList(group, ver string) (metav1.APIResourceList, bool) {
 		if k.Group != group || k.Version != ver {
 			continue
 		}
+		verbs := objectVerbs
+		if k.ReadOnly {
+			verbs = readVerbs
+		}
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: k.Plural, SingularName: k.Singular, Namespaced: k.Namespaced, Kind: k.Kind,
-			Verbs: objectVerbs, ShortNames: k.ShortNames,
+			Verbs: verbs, ShortNames: k.ShortNames,
 		})
 		if k.HasStatus {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
@@ -97,6 +102,7 @@ func resourceList(group, ver string) (metav1.APIResourceList, bool) {
 			})
 		}
 	}
+	list.APIResources = append(list.APIResources, selfReviewResources(group, ver)...)
 	return list, len(list.APIResources) > 0
 }
 

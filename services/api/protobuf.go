@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,6 +32,9 @@ var protobufScheme = func() *runtime.Scheme {
 	if err := corev1.AddToScheme(s); err != nil {
 		panic(fmt.Sprintf("register core/v1: %v", err))
 	}
+	if err := eventsv1.AddToScheme(s); err != nil {
+		panic(fmt.Sprintf("register events.k8s.io/v1: %v", err))
+	}
 	return s
 }()
 
@@ -42,6 +46,9 @@ var protobufKinds = map[schema.GroupVersionKind]bool{
 	corev1.SchemeGroupVersion.WithKind("ConfigMap"):             true,
 	corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"): true,
 	corev1.SchemeGroupVersion.WithKind("ResourceQuota"):         true,
+	corev1.SchemeGroupVersion.WithKind("Event"):                 true,
+	corev1.SchemeGroupVersion.WithKind("Pod"):                   true,
+	eventsv1.SchemeGroupVersion.WithKind("Event"):               true,
 }
 
 var protobufSerializer = protobuf.NewSerializer(protobufScheme, protobufScheme)

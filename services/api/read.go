@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -36,17 +36,27 @@ func (s *server) get(c echo.Context, t target) error {
 
 func (s *server) list(c echo.Context, t target) error {
 	q := c.Request().URL.Query()
+	lq, err := listQuery(q, false)
+	if err != nil {
+		return err
+	}
 	opts, err := listOptions(t, q.Get("labelSelector"), q.Get("fieldSelector"))
 	if err != nil {
 		return err
 	}
-	if v := q.Get("limit"); v != "" {
-		if opts.Limit, err = strconv.ParseInt(v, 10, 64); err != nil || opts.Limit < 0 {
-			return badRequest("limit must be a non-negative integer")
-		}
+	opts.Limit, opts.Continue = lq.Limit, lq.Continue
+	// The read model keeps only its newest state: at least as new as the resourceVersion
+	// asked for, exactly it only while nothing changed since.
+	if err := s.waitRV(c.Request().Context(), lq.ResourceVersion); err != nil {
+		return err
 	}
-	opts.Continue = q.Get("continue")
+	if lq.ResourceVersionMatch == metav1.ResourceVersionMatchExact {
+		opts.ExactRV = lq.ResourceVersion
+	}
 	res, err := s.rm.List(opts)
+	if errors.Is(err, readmodel.ErrGone) {
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %s", lq.ResourceVersion))
+	}
 	if errors.Is(err, readmodel.ErrInvalid) {
 		return badRequest("%v", err)
 	}

@@ -24,6 +24,9 @@ func (s *server) resource(c echo.Context) error {
 		}
 		return c.JSON(http.StatusOK, list)
 	}
+	if r, ok := selfReviewAt(path); ok {
+		return s.serveSelfReview(c, r)
+	}
 	t, ok := parseTarget(path)
 	if ok && isAction(t) {
 		return s.audit(c, t, "update", func() error { return s.action(c, t) })
@@ -33,7 +36,7 @@ func (s *server) resource(c echo.Context) error {
 	}
 	q := c.Request().URL.Query()
 	verb := verbOf(c.Request().Method, t, q.Get("watch"))
-	if verb == "" {
+	if verb == "" || t.Kind.ReadOnly && verb != "get" && verb != "list" && verb != "watch" {
 		return apierrors.NewMethodNotSupported(t.gr(), c.Request().Method)
 	}
 	if verb != "get" && verb != "list" && verb != "watch" {
@@ -46,6 +49,9 @@ func (s *server) resource(c echo.Context) error {
 func (s *server) serveVerb(c echo.Context, t target, verb string) error {
 	if err := s.authorize(userOf(c), t, verb); err != nil {
 		return err
+	}
+	if t.Kind.ReadOnly {
+		return s.serveReadOnly(c, t, verb)
 	}
 	if verb == "create" || verb == "update" || verb == "patch" {
 		defer s.quotas.Hold(t.Kind, t.Namespace)() // until the write is folded (respondStored)

@@ -23,6 +23,7 @@ import (
 	"github.com/vmop/vmop/services/api/apply"
 	"github.com/vmop/vmop/services/api/auth"
 	"github.com/vmop/vmop/services/api/finalize"
+	"github.com/vmop/vmop/services/api/kubeevents"
 	"github.com/vmop/vmop/services/api/quota"
 	"github.com/vmop/vmop/services/api/readmodel"
 )
@@ -48,6 +49,9 @@ type Config struct {
 	// MaxWatchesPerUser is how many watches one user may have open (default 100); more
 	// are 429 Too Many Requests.
 	MaxWatchesPerUser int
+	// WatchBookmarkInterval is how often a watch that allows bookmarks gets one (default a
+	// minute, as kube-apiserver sends them).
+	WatchBookmarkInterval time.Duration
 }
 
 // NamespaceSettings are the per-namespace settings of api-rules §0.4; for now one set
@@ -58,6 +62,7 @@ type NamespaceSettings = model.NamespaceSettings
 const (
 	defaultRequestTimeout    = 60 * time.Second
 	defaultMaxWatchesPerUser = 100
+	defaultBookmarkInterval  = time.Minute
 )
 
 // Run serves the API until ctx ends.
@@ -88,6 +93,19 @@ func Run(ctx context.Context, cfg Config) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() { cancel(rm.Fold(ctx, cfg.JetStream)) }()
+	kevents, err := kubeevents.Open(filepath.Join(cfg.DataDir, "events.db"), log)
+	if err != nil {
+		return fmt.Errorf("open events: %w", err)
+	}
+	defer kevents.Close()
+	foldingEvents := make(chan struct{})
+	defer func() { cancel(nil); <-foldingEvents }() // Fold, its writer, ends before Close
+	go func() {
+		defer close(foldingEvents)
+		if err := kevents.Fold(ctx, cfg.JetStream); err != nil {
+			cancel(fmt.Errorf("fold events: %w", err))
+		}
+	}()
 
 	specs := &specWriter{js: cfg.JetStream}
 	authn := auth.NewAuthenticator(tokens, cfg.PrivilegedUsers)
@@ -99,12 +117,14 @@ func Run(ctx context.Context, cfg Config) error {
 		auth:   authn,
 		specs:  specs,
 		rm:     rm,
+		events: eventFeed{store: kevents, js: cfg.JetStream},
 		admit:  admission.New(rm, cfg.Namespaces),
 		fields: fields,
 		log:    log,
 
 		requestTimeout: cmp.Or(cfg.RequestTimeout, defaultRequestTimeout),
 		watches:        newWatchLimit(cmp.Or(cfg.MaxWatchesPerUser, defaultMaxWatchesPerUser)),
+		bookmarkEvery:  cmp.Or(cfg.WatchBookmarkInterval, defaultBookmarkInterval),
 	}
 	s.metrics = newMetrics(cfg.JetStream, rm, s.watches)
 	s.quotas = quota.NewGate(rm)

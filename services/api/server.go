@@ -26,6 +26,7 @@ type server struct {
 	auth    authority
 	specs   *specWriter
 	rm      *readmodel.Store
+	events  eventFeed // the Events kinds
 	admit   admitter
 	quotas  quotaGate
 	fields  *apply.Managers
@@ -34,6 +35,7 @@ type server struct {
 
 	requestTimeout time.Duration // each request's reading and writing; each write of a watch
 	watches        *watchLimit
+	bookmarkEvery  time.Duration // how often a watch allowing bookmarks gets one
 }
 
 // quotaGate orders the writes that charge a namespace's storage quotas: one at a time,

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -20,8 +18,8 @@ import (
 // body's status is used (api-rules §1). Services normally publish slices on NATS directly.
 func (s *server) writeStatus(c echo.Context, t target, obj map[string]any) error {
 	u := userOf(c)
-	service, ok := strings.CutPrefix(u.Name, auth.ServicePrefix)
-	if !ok || !slices.Contains(u.Groups, auth.GroupServices) {
+	service, ok := auth.Service(u)
+	if !ok {
 		return apierrors.NewForbidden(t.gr(), t.Name, fmt.Errorf("only vmop services write status"))
 	}
 	ctx := c.Request().Context()

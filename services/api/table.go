@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/vmop/vmop/pkg/model"
 )
@@ -35,6 +36,16 @@ func toTable(k model.Kind, objs [][]byte, listMeta metav1.ListMeta, now time.Tim
 			Name: c.Name, Type: c.Type, Description: c.Description, Priority: c.Priority,
 		})
 	}
+	paths := make([]*jsonpath.JSONPath, len(k.Columns))
+	for i, c := range k.Columns {
+		if c.Value != nil {
+			continue
+		}
+		paths[i] = jsonpath.New(c.Name).AllowMissingKeys(true)
+		if err := paths[i].Parse("{" + c.JSONPath + "}"); err != nil {
+			return nil, fmt.Errorf("printer column %s of %s: %w", c.Name, k.Kind, err)
+		}
+	}
 	for _, raw := range objs {
 		var obj map[string]any
 		if err := json.Unmarshal(raw, &obj); err != nil {
@@ -42,10 +53,12 @@ func toTable(k model.Kind, objs [][]byte, listMeta metav1.ListMeta, now time.Tim
 		}
 		meta, _ := obj["metadata"].(map[string]any)
 		row := metav1.TableRow{Cells: []any{meta["name"]}}
-		for _, c := range k.Columns {
-			v := lookupPath(obj, c.JSONPath)
+		for i, c := range k.Columns {
+			var v any
 			if c.Value != nil {
 				v = c.Value(raw)
+			} else {
+				v = columnValue(paths[i], obj)
 			}
 			row.Cells = append(row.Cells, cell(c, v, now))
 		}
@@ -84,16 +97,14 @@ func cell(c model.Column, v any, now time.Time) any {
 	}
 }
 
-// lookupPath follows a simple JSONPath of the printer-column kind (".status.powerState")
-// through a decoded object.
-func lookupPath(obj map[string]any, path string) any {
-	var cur any = obj
-	for _, p := range strings.Split(strings.TrimPrefix(path, "."), ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = m[p]
+// columnValue is a printer column's value, read with client-go's jsonpath as kube-apiserver
+// reads custom resources' columns (filters, escaped keys such as
+// .metadata.labels['vmoperator\.vmware\.com/active']): the first result, nil when there is
+// none or the object has another shape than the path expects (a blank cell).
+func columnValue(path *jsonpath.JSONPath, obj map[string]any) any {
+	results, err := path.FindResults(obj)
+	if err != nil || len(results) == 0 || len(results[0]) == 0 {
+		return nil
 	}
-	return cur
+	return results[0][0].Interface()
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -17,13 +18,15 @@ import (
 
 // servedKinds are the hub kinds followed by the kinds served by conversion, in discovery
 // order (the first version of a group is its preferred one).
-func servedKinds() []model.Kind { return append(model.Kinds(), v1alpha4.Kinds()...) }
+func servedKinds() []model.Kind {
+	return slices.Concat(model.Kinds(), v1alpha4.Kinds(), model.ReadOnlyKinds())
+}
 
 // servedKind resolves a URL's group, version and plural to the stored kind.
 func servedKind(group, version, plural string) (model.Kind, bool) {
 	k, ok := model.KindFor(group, plural)
 	if !ok {
-		return k, false
+		return readOnlyKind(group, version, plural)
 	}
 	if k.Version == version {
 		return k, true

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -18,36 +17,42 @@ import (
 )
 
 // watch streams changes as Kubernetes watch events ({"type", "object"} per line), from
-// the given resourceVersion or, without one, starting with the current objects as ADDED.
-// With the Table Accept header each object is a one-row Table, as kubectl get -w asks.
+// the given resourceVersion or, with sendInitialEvents (the default without one), starting
+// with the current objects as ADDED, then with allowWatchBookmarks the bookmark that ends
+// them (kube's watch-list) and periodic bookmarks. With the Table Accept header each
+// object is a one-row Table, as kubectl get -w asks.
 func (s *server) watch(c echo.Context, t target) error {
 	q := c.Request().URL.Query()
+	lq, err := listQuery(q, true)
+	if err != nil {
+		return err
+	}
 	opts, err := listOptions(t, q.Get("labelSelector"), q.Get("fieldSelector"))
 	if err != nil {
 		return err
 	}
-	rv := q.Get("resourceVersion")
-	ctx := c.Request().Context()
-	if v := q.Get("timeoutSeconds"); v != "" {
-		secs, err := strconv.Atoi(v)
-		if err != nil || secs < 0 {
-			return badRequest("timeoutSeconds must be a non-negative integer")
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(secs)*time.Second)
-		defer cancel()
-	}
-	release, err := s.watches.acquire(userOf(c).Name)
+	ctx, done, err := s.startWatch(c)
 	if err != nil {
 		return err
 	}
-	defer release()
-	changes, err := s.rm.Watch(ctx, readmodel.WatchOptions{
+	defer done()
+	wo := readmodel.WatchOptions{
 		Plural: opts.Plural, Namespace: opts.Namespace, Label: opts.Label, Fields: opts.Fields,
-		FromRV: rv, SendInitial: rv == "" || rv == "0",
-	})
+		FromRV: lq.ResourceVersion,
+	}
+	if lq.SendInitialEvents != nil && *lq.SendInitialEvents {
+		// The initial events show a state not older than the resourceVersion asked for.
+		if err := s.waitRV(ctx, lq.ResourceVersion); err != nil {
+			return err
+		}
+		wo.FromRV, wo.SendInitial, wo.InitialEventsEnd = "", true, lq.AllowWatchBookmarks
+	}
+	if lq.AllowWatchBookmarks {
+		wo.BookmarkEvery = s.bookmarkEvery
+	}
+	changes, err := s.rm.Watch(ctx, wo)
 	if errors.Is(err, readmodel.ErrGone) {
-		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %s", rv))
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %s", lq.ResourceVersion))
 	}
 	if errors.Is(err, readmodel.ErrInvalid) {
 		return badRequest("%v", err)
@@ -64,22 +69,9 @@ func (s *server) watch(c echo.Context, t target) error {
 	}
 	enc := json.NewEncoder(w)
 	for ch := range changes {
-		specSeq, _ := specSeqOf(ch.RV)
-		obj, err := s.reveal(ctx, t.Kind.Plural, ch.Object, specSeq)
+		obj, err := s.watchObject(ctx, t, ch, table)
 		if err != nil {
 			return err
-		}
-		if obj, err = t.servedJSON(obj); err != nil {
-			return err
-		}
-		if table {
-			tbl, err := toTable(t.Kind, [][]byte{ch.Object}, metav1.ListMeta{ResourceVersion: ch.RV}, time.Now())
-			if err != nil {
-				return err
-			}
-			if obj, err = json.Marshal(tbl); err != nil {
-				return fmt.Errorf("encode watch table: %w", err)
-			}
 		}
 		if err := out.send(func() error {
 			return enc.Encode(metav1.WatchEvent{Type: ch.Type, Object: runtime.RawExtension{Raw: obj}})
@@ -88,6 +80,53 @@ func (s *server) watch(c echo.Context, t target) error {
 		}
 	}
 	return nil
+}
+
+// watchObject is the object of one watch event as served: the object (secrets revealed,
+// converted to the addressed version) or a one-row Table; for a bookmark only the kind
+// and resourceVersion, and the annotation that ends the initial events.
+func (s *server) watchObject(ctx context.Context, t target, ch readmodel.Change, table bool) ([]byte, error) {
+	if ch.Type == readmodel.Bookmark {
+		return bookmarkObject(t, ch, table)
+	}
+	if table {
+		tbl, err := toTable(t.Kind, [][]byte{ch.Object}, metav1.ListMeta{ResourceVersion: ch.RV}, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		obj, err := json.Marshal(tbl)
+		if err != nil {
+			return nil, fmt.Errorf("encode watch table: %w", err)
+		}
+		return obj, nil
+	}
+	specSeq, _ := specSeqOf(ch.RV)
+	obj, err := s.reveal(ctx, t.Kind.Plural, ch.Object, specSeq)
+	if err != nil {
+		return nil, err
+	}
+	return t.servedJSON(obj)
+}
+
+func bookmarkObject(t target, ch readmodel.Change, table bool) ([]byte, error) {
+	if table {
+		tbl, err := toTable(t.Kind, nil, metav1.ListMeta{ResourceVersion: ch.RV}, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(tbl)
+	}
+	meta := metav1.ObjectMeta{ResourceVersion: ch.RV}
+	if ch.InitialEventsEnd {
+		meta.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+	}
+	obj, err := json.Marshal(metav1.PartialObjectMetadata{
+		TypeMeta: metav1.TypeMeta{APIVersion: t.apiVersion(), Kind: t.Kind.Kind}, ObjectMeta: meta,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encode bookmark: %w", err)
+	}
+	return obj, nil
 }
 
 // watchWriter writes a watch's events, which outlive the server's request timeout: the

@@ -23,6 +23,13 @@ const (
 // ServicePrefix starts the user name of every service identity: vmop:service:<name>.
 const ServicePrefix = "vmop:service:"
 
+// Service names the vmop service u is, if u is a service identity: the only callers that
+// write status.
+func Service(u User) (name string, ok bool) {
+	name, ok = strings.CutPrefix(u.Name, ServicePrefix)
+	return name, ok && slices.Contains(u.Groups, GroupServices)
+}
+
 // User is an authenticated caller.
 type User struct {
 	Name       string   `json:"name"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vmop/vmop/pkg/events"
 	"k8s.io/apimachinery/pkg/fields"
@@ -53,6 +54,9 @@ type ListOptions struct {
 	Fields    fields.Selector // nil = everything; only metadata.name and metadata.namespace
 	Limit     int64           // 0 = no limit
 	Continue  string          // the token of the previous page, "" for the first page
+	// ExactRV, when set, asks for the list at exactly that resourceVersion: the read model
+	// keeps only its current state, so any other is [ErrGone].
+	ExactRV string
 }
 
 // ListResult is one page of a list, ordered by (namespace, name).
@@ -81,13 +85,19 @@ type WatchOptions struct {
 	// InitialEventsEnd, with SendInitial, sends a [Bookmark] after the initial events whose
 	// RV is the list RV they reflect (Kubernetes sendInitialEvents).
 	InitialEventsEnd bool
+	// BookmarkEvery, when positive, sends a [Bookmark] that often once the watch has caught
+	// up, carrying a position every change up to which the watch has already delivered
+	// (Kubernetes allowWatchBookmarks), so a client resumes from it without a gap.
+	BookmarkEvery time.Duration
 }
 
 // Change is one watch event.
 type Change struct {
-	Type   string // Added, Modified or Deleted
-	Object []byte // the object after the change (for Deleted: its last state)
+	Type   string // Added, Modified, Deleted or Bookmark
+	Object []byte // the object after the change (for Deleted: its last state; none for Bookmark)
 	RV     string // the object's resourceVersion, as in Object's metadata
+	// InitialEventsEnd marks the Bookmark that ends the initial events.
+	InitialEventsEnd bool
 }
 
 // position is a point in the two streams: a resourceVersion "spec.status".

@@ -80,6 +80,10 @@ func (s *Store) List(o ListOptions) (ListResult, error) {
 	if err != nil {
 		return ListResult{}, err
 	}
+	exact, err := parseRV(o.ExactRV)
+	if err != nil {
+		return ListResult{}, err
+	}
 	var tok continueToken
 	if o.Continue != "" {
 		if tok, err = decodeContinue(o.Continue); err != nil {
@@ -95,6 +99,9 @@ func (s *Store) List(o ListOptions) (ListResult, error) {
 		spec, status, err := loadCheckpoints(tx)
 		if err != nil {
 			return ListResult{}, fmt.Errorf("list %s: %w", o.Plural, err)
+		}
+		if cur := (position{spec, status}); o.ExactRV != "" && cur != exact {
+			return ListResult{}, fmt.Errorf("resourceVersion %s, the read model is at %s: %w", exact, cur, ErrGone)
 		}
 		tok.RV = position{spec, status}.String()
 	}
@@ -112,6 +119,11 @@ func (s *Store) List(o ListOptions) (ListResult, error) {
 
 // objectKey orders objects within a plural.
 type objectKey struct{ namespace, name string }
+
+// less orders keys as SQLite's BINARY collation orders the (namespace, name) index.
+func (k objectKey) less(o objectKey) bool {
+	return k.namespace < o.namespace || (k.namespace == o.namespace && k.name < o.name)
+}
 
 // scanObjects reads the objects f selects after key, in key order, up to limit (0 = all).
 // more reports that at least one further object matches.

@@ -3,6 +3,8 @@ package readmodel
 import (
 	"context"
 	"fmt"
+	"sort"
+	"time"
 )
 
 // Bookmark is the type of the Change that ends the initial events when
@@ -20,8 +22,8 @@ const initialPageSize = 500
 // then continues live with neither gap nor loss: the live feed is joined before the log
 // is read and overlapping changes are dropped by change id. Resuming from an object's RV
 // may repeat changes the client has seen, never skip one. With FromRV "" or "0" the watch
-// starts now, after the initial ADDED events if SendInitial is set; objects read after the
-// first page of those may be repeated by the live changes that follow.
+// starts now, after the initial ADDED events if SendInitial is set; the live changes that
+// follow are those the initial events do not show, none repeated.
 //
 // Errors: [ErrInvalid] for a malformed RV or selector, [ErrGone] when the change log no
 // longer reaches back to FromRV.
@@ -59,7 +61,7 @@ func (s *Store) Watch(ctx context.Context, o WatchOptions) (<-chan Change, error
 	default:
 		catchUp = func(context.Context) (uint64, bool) { return 0, true }
 	}
-	go w.run(ctx, catchUp)
+	go w.run(ctx, catchUp, o.BookmarkEvery)
 	return w.out, nil
 }
 
@@ -70,26 +72,48 @@ type watcher struct {
 	sub    *subscription
 	out    chan Change
 	resume bool
-	from   position // with resume: deliver only changes triggered after it
+	from   position     // with resume: deliver only changes triggered after it
+	pages  initialPages // with initial events: what the pages read after the first reflect
 }
 
-// run catches up (replay or initial events), then forwards live changes it has not sent.
-func (w *watcher) run(ctx context.Context, catchUp func(context.Context) (uint64, bool)) {
+// run catches up (replay or initial events), then forwards live changes it has not sent,
+// with a bookmark every bookmarkEvery.
+func (w *watcher) run(ctx context.Context, catchUp func(context.Context) (uint64, bool), bookmarkEvery time.Duration) {
 	defer close(w.out)
 	defer w.store.hub.unsubscribe(w.sub)
 	lastID, ok := catchUp(ctx)
 	if !ok {
 		return
 	}
+	var tick <-chan time.Time
+	if bookmarkEvery > 0 {
+		t := time.NewTicker(bookmarkEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	var mark *pendingBookmark
 	for {
+		if mark != nil && mark.before == 0 {
+			if !w.send(ctx, Change{Type: Bookmark, RV: mark.at.String()}) {
+				return
+			}
+			mark = nil
+		}
 		select {
 		case <-ctx.Done():
 			return
+		case <-tick:
+			if mark == nil {
+				mark = w.bookmarkNow()
+			}
 		case c, open := <-w.sub.ch:
 			if !open {
 				return
 			}
-			if c.rec.ID <= lastID || (w.resume && !w.from.after(c.rec.Stream, c.rec.Seq)) {
+			if mark != nil {
+				mark.before--
+			}
+			if c.rec.ID <= lastID || (w.resume && !w.from.after(c.rec.Stream, c.rec.Seq)) || w.pages.reflected(c.rec) {
 				continue
 			}
 			if !w.send(ctx, Change{Type: c.typ, Object: c.rec.Object, RV: c.rec.RV}) {
@@ -97,6 +121,24 @@ func (w *watcher) run(ctx context.Context, catchUp func(context.Context) (uint64
 			}
 		}
 	}
+}
+
+// pendingBookmark is a bookmark at a position, to send once the changes queued for the
+// watcher when the position was read are handled.
+type pendingBookmark struct {
+	at     position
+	before int // queued changes still to handle before sending it
+}
+
+// bookmarkNow picks the read model's position for a bookmark. The fold hands a batch's
+// changes to the hub before it advances the checkpoints, so every change up to the
+// position read is already queued: after those queued now, the bookmark loses nothing.
+func (w *watcher) bookmarkNow() *pendingBookmark {
+	at := w.store.progress.checkpoints()
+	if w.resume { // never behind where the client resumed from: it skipped the changes up to there
+		at = position{spec: max(at.spec, w.from.spec), status: max(at.status, w.from.status)}
+	}
+	return &pendingBookmark{at: at, before: len(w.sub.ch)}
 }
 
 func (w *watcher) send(ctx context.Context, c Change) bool {
@@ -198,7 +240,9 @@ func (s *Store) initialSnapshot(f objectFilter) (snapshot, error) {
 	return snap, nil
 }
 
-// initial sends a synthetic ADDED per current object, then the optional bookmark.
+// initial sends a synthetic ADDED per current object, then the optional bookmark. Pages
+// after the first are read later than the snapshot: what each reflects is remembered, so
+// the live changes it already shows are not sent again.
 func (w *watcher) initial(ctx context.Context, snap snapshot, bookmark bool) (uint64, bool) {
 	page, more := snap.first, snap.more
 	for {
@@ -212,13 +256,49 @@ func (w *watcher) initial(ctx context.Context, snap snapshot, bookmark bool) (ui
 		}
 		after := objectKey{page[len(page)-1].Namespace, page[len(page)-1].Name}
 		var err error
-		if page, more, err = scanObjects(w.store.reader, w.filter, after, initialPageSize); err != nil {
+		var lastID uint64
+		if page, more, lastID, err = w.store.initialPage(w.filter, after); err != nil {
 			w.store.opts.logger.Warn("watch initial events ended", "err", err)
 			return 0, false
 		}
+		w.pages = append(w.pages, initialPage{after: after, lastID: lastID})
 	}
-	if bookmark && !w.send(ctx, Change{Type: Bookmark, RV: snap.rv.String()}) {
+	if bookmark && !w.send(ctx, Change{Type: Bookmark, RV: snap.rv.String(), InitialEventsEnd: true}) {
 		return 0, false
 	}
 	return snap.lastID, true
+}
+
+// initialPage reads the page of objects after key with the newest change it reflects.
+func (s *Store) initialPage(f objectFilter, after objectKey) (page []Object, more bool, lastID uint64, err error) {
+	tx, err := s.reader.Beginx()
+	if err != nil {
+		return nil, false, 0, fmt.Errorf("watch: %w", err)
+	}
+	defer tx.Rollback()
+	if lastID, err = lastChangeID(tx); err != nil {
+		return nil, false, 0, fmt.Errorf("watch: %w", err)
+	}
+	if page, more, err = scanObjects(tx, f, after, initialPageSize); err != nil {
+		return nil, false, 0, fmt.Errorf("watch: %w", err)
+	}
+	return page, more, lastID, nil
+}
+
+// initialPage is one page of initial events read after the snapshot: it covers the keys
+// after its start up to the next page's start, as they were at change lastID.
+type initialPage struct {
+	after  objectKey
+	lastID uint64
+}
+
+// initialPages are in key order.
+type initialPages []initialPage
+
+// reflected reports whether the initial events already showed the change: it belongs to a
+// page read after it was made (its object sent in that state, or absent if deleted).
+func (p initialPages) reflected(c *changeRecord) bool {
+	k := objectKey{c.Namespace, c.Name}
+	i := sort.Search(len(p), func(i int) bool { return !p[i].after.less(k) }) // first page not covering k
+	return i > 0 && c.ID <= p[i-1].lastID
 }
