@@ -86,12 +86,16 @@ func TestImageDiskClaims(t *testing.T) {
 	if out := s.kubectl("describe", "cnsregistervolume", claims[0], "-n", ns); !strings.Contains(out, "Pvc Name:") || !strings.Contains(out, "Registered:  true") {
 		t.Errorf("describe cnsregistervolume:\n%s", out)
 	}
-	if out := "Bound"; false && !strings.Contains(out, "Bound") {
+	if out := s.kubectl("describe", "pvc", claims[0], "-n", ns); !strings.Contains(out, "Bound") || !strings.Contains(out, name) {
 		t.Errorf("describe pvc:\n%s", out)
 	}
 	s.kubectl("get", "resourcequota", "-n", ns)
 	if out := s.kubectl("get", "storageclass", "my-storage-class"); !strings.Contains(out, "my-storage-class") {
 		t.Errorf("get storageclass:\n%s", out)
+	}
+	// vmop registers the disks itself: there is no CSI driver, so no pod and no logs.
+	if out := s.kubectl("logs", "-n", "vmware-system-csi", "-l", "app=vsphere-csi-controller"); !strings.Contains(out, "No resources found") {
+		t.Errorf("logs of the CSI controller:\n%s", out)
 	}
 
 	// Nobody but the VM service makes a CnsRegisterVolume: nothing would act on one.
