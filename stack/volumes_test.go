@@ -98,7 +98,13 @@ spec:
 		t.Errorf("claim's volume %q after the detach, want %s", out, volumeID)
 	}
 
-	tp.apply(seedVMWithVolume[:strings.Index(seedVMWithVolume, "  - name: my-disk-1")]+seedExplicitPlacement[1:], "")
+	// Applied server-side: spec.volumes is a list keyed by name, so the image disk's volume
+	// the schema upgrade back-filled stays (a client-side apply replaces the list, and
+	// removing that volume is forbidden).
+	placement := seedVMWithVolume[:strings.Index(seedVMWithVolume, "  - name: my-disk-1")] + seedExplicitPlacement[1:]
+	if out, err := tp.kubectlCtx(t.Context(), []byte(placement), "apply", "--server-side", "--force-conflicts", "-n", "my-namespace", "-f", "-"); err != nil {
+		t.Fatalf("apply --server-side: %v\n%s", err, out)
+	}
 	tp.eventually("my-disk-1 attached on unit 2", func() bool { return strings.HasSuffix(attached(), " 2") })
 	disk = volumeDisk(t, tp.vm(vc, "my-vm"), volumeID)
 	if disk == nil || *disk.UnitNumber != 2 || disk.Backing.(*types.VirtualDiskFlatVer2BackingInfo).FileName != backing.FileName {

@@ -53,12 +53,14 @@ const (
 	GroupEncryption = "encryption.vmware.com"
 	GroupPolicy     = "vsphere.policy.vmware.com"
 	GroupStorage    = "storage.k8s.io"
+	GroupCNS        = "cns.vmware.com"
 	GroupCore       = ""
 
 	VersionVMOperator = "v1alpha5"
 	VersionEncryption = "v1alpha1"
 	VersionPolicy     = "v1alpha1"
 	VersionStorage    = "v1"
+	VersionCNS        = "v1alpha1"
 	VersionCore       = "v1"
 )
 
@@ -210,6 +212,17 @@ var kinds = []Kind{
 			{Name: "Capacity", Type: "string", JSONPath: ".status.capacity.storage", Description: "Size of the bound volume."},
 			{Name: "Access Modes", Type: "string", Value: claimAccessModes, Description: "Access modes of the bound volume."},
 			{Name: "StorageClass", Type: "string", JSONPath: ".spec.storageClassName", Description: "StorageClass of the claim."},
+			ageColumn,
+		},
+	},
+	{
+		Group: GroupCNS, Version: VersionCNS, Kind: "CnsRegisterVolume", ListKind: "CnsRegisterVolumeList",
+		Plural: "cnsregistervolumes", Singular: "cnsregistervolume",
+		Namespaced: true, HasStatus: true, PrivilegedWrite: true,
+		Columns: []Column{
+			{Name: "PVC", Type: "string", JSONPath: ".spec.pvcName", Description: "Claim bound to the registered volume."},
+			{Name: "Registered", Type: "boolean", JSONPath: ".status.registered", Description: "Whether the disk is registered and the claim bound."},
+			{Name: "Disk", Type: "string", JSONPath: ".spec.diskURLPath", Description: "The registered disk file.", Priority: 1},
 			ageColumn,
 		},
 	},

@@ -168,7 +168,7 @@ func TestKindForUnknown(t *testing.T) {
 	for _, tt := range []struct{ group, plural string }{
 		{GroupVMOperator, "virtualmachine"}, // singular, not plural
 		{GroupCore, "virtualmachines"},      // wrong group
-		{"cns.vmware.com", "cnsregistervolumes"},
+		{"cns.vmware.com", "cnsunregistervolumes"},
 	} {
 		if k, ok := KindFor(tt.group, tt.plural); ok {
 			t.Errorf("KindFor(%q, %q) = %s, want none", tt.group, tt.plural, k.Kind)

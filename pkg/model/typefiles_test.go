@@ -16,7 +16,7 @@ var typeFiles = []string{
 	"virtualmachine_network.go", "virtualmachine_network_status.go", "virtualmachine_storage.go",
 	"virtualmachine_hardware.go", "virtualmachine_bootstrap.go", "virtualmachine_status.go",
 	"cloudconfig.go", "sysprep.go", "class.go", "image.go", "group.go", "encryption.go",
-	"policy.go", "policy_match.go", "core.go",
+	"policy.go", "policy_match.go", "core.go", "cns.go",
 }
 
 func parseTypeFile(t *testing.T, name string, mode parser.Mode) *ast.File {

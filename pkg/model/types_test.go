@@ -30,6 +30,8 @@ func newObject(kind string) (any, error) {
 		return &TagPolicy{}, nil
 	case "StorageClass":
 		return &StorageClass{}, nil
+	case "CnsRegisterVolume":
+		return &CnsRegisterVolume{}, nil
 	case "PersistentVolumeClaim":
 		return &PersistentVolumeClaim{}, nil
 	case "Namespace":
@@ -77,6 +79,8 @@ func newList(listKind string) (any, error) {
 		return &SecretList{}, nil
 	case "ConfigMapList":
 		return &ConfigMapList{}, nil
+	case "CnsRegisterVolumeList":
+		return &CnsRegisterVolumeList{}, nil
 	}
 	return nil, fmt.Errorf("no Go type for list kind %q", listKind)
 }

@@ -13,6 +13,25 @@ const activeFeatureBits = 1 | 2 | 4
 
 var upgradedToKeys = []string{AnnotationUpgradedToBuild, AnnotationUpgradedToSchema, AnnotationUpgradedToFeature}
 
+// BuildVersion is vmop's build: the gateway stamps it as created-at (D2) and compares the
+// upgraded-to annotation with it, which the VM service writes, so both read this one value.
+var BuildVersion = "dev"
+
+// UpgradedTo are the upgraded-to annotations that make a VM upgraded for build (api-rules
+// §0.4), as the VM service stamps them once it has back-filled the VM's spec.
+func UpgradedTo(build string) map[string]string {
+	return map[string]string{
+		AnnotationUpgradedToBuild:   build,
+		AnnotationUpgradedToSchema:  SchemaVersion,
+		AnnotationUpgradedToFeature: strconv.FormatUint(activeFeatureBits, 10),
+	}
+}
+
+// Upgraded tells whether vm carries the upgraded-to annotations of build.
+func Upgraded(vm *VirtualMachine, build string) bool {
+	return upgraded(vm, VMEnv{BuildVersion: build})
+}
+
 // upgraded tells whether the VM service has back-filled vm's spec for this gateway build
 // (api-rules §0.4); rules marked ⓤ wait for it. A nil vm is not upgraded.
 func upgraded(vm *VirtualMachine, env VMEnv) bool {

@@ -20,24 +20,28 @@ import (
 
 // handler reconciles one VirtualMachine at a time (the loop serialises per object).
 type handler struct {
-	js      jetstream.JetStream
-	vc      *govmomi.Client
-	volumes *attacher
-	now     func() time.Time
+	js       jetstream.JetStream
+	vc       *govmomi.Client
+	volumes  *attacher
+	register *registrar
+	now      func() time.Time
 }
 
 // reconcile reports the storage class check before the VM exists; once placement has
 // created it, it adds the missing controllers and reports what the VM has.
 func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.Result, error) {
 	prev := o.Slices[model.ServiceStorage]
-	if o.Deleting() {
-		// Placement destroys the VM and its disks; nothing here to undo. The last report
-		// stays until the object goes.
-		return reconcile.ReleasedKeeping(prev), nil
-	}
 	var vm model.VirtualMachine
 	if err := json.Unmarshal(o.Spec.Body, &vm); err != nil {
 		return reconcile.Result{}, fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, o.Ref, err)
+	}
+	if o.Deleting() {
+		// Placement destroys the VM and its disks; the claims registered for them go with
+		// the VM. The last report stays until the object goes.
+		if err := h.register.release(ctx, &vm); err != nil {
+			return reconcile.Result{}, err
+		}
+		return reconcile.ReleasedKeeping(prev), nil
 	}
 	prevConds, err := reconcile.SliceConditions(prev)
 	if err != nil {
@@ -92,6 +96,9 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		}
 	}
 
+	if err := h.register.upgrade(ctx, o, &vm, mvm, vcVM, conds); err != nil {
+		return reconcile.Result{}, err
+	}
 	vols, mvm, err := h.syncVolumes(ctx, o, vm, vcVM, mvm)
 	if err != nil {
 		return reconcile.Result{}, err

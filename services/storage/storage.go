@@ -71,7 +71,8 @@ func run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("storage: CNS client: %w", err)
 	}
-	h := &handler{js: cfg.JetStream, vc: vc, volumes: &attacher{vc: vc, cns: &cnsRegistry{c: cnsClient, vc: vc.Client}}, now: time.Now}
+	register := &registrar{js: cfg.JetStream, vc: vc, cns: cnsClient, now: time.Now}
+	h := &handler{js: cfg.JetStream, vc: vc, volumes: &attacher{vc: vc, cns: &cnsRegistry{c: cnsClient, vc: vc.Client}}, register: register, now: time.Now}
 	vmLoop := vmLoopConfig(cfg.Logger)
 	// A VM is looked at again, outside the streams, while a claim's expansion is pending.
 	trigger := reconcile.NewTrigger(cfg.JetStream, vmLoop, h.reconcile)
@@ -109,10 +110,13 @@ func vmLoopConfig(log *slog.Logger) reconcile.Config {
 	}
 }
 
-// Access is what storage does on NATS, which its identity is allowed: its consumers.
+// Access is what storage does on NATS, which its identity is allowed: its consumers, and
+// the records of the schema upgrade (the VM's back-filled volumes and annotations, the
+// claims and CnsRegisterVolumes of its image disks).
 func Access() events.ServiceAccess {
 	return events.ServiceAccess{
 		Service: model.ServiceStorage,
+		Specs:   []string{"virtualmachines", pluralClaims, pluralRegistered},
 		Consumers: slices.Concat(reconcile.Consumers(vmLoopConfig(nil)),
 			reconcile.Consumers(imageLoopConfig(nil, pluralImages)),
 			reconcile.Consumers(imageLoopConfig(nil, pluralClusterImages)),

@@ -131,11 +131,18 @@ func TestReportsImageDisksAndAddsController(t *testing.T) {
 		t.Errorf("requested.disks = %s, want 70Gi", st.Storage.Requested.Disks)
 	}
 
-	// Reconciled again (a new generation, same hardware): nothing more is added.
+	// Reconciled again (a new generation, same hardware): nothing more is added. The
+	// schema upgrade appended the VM meanwhile: the next generation builds on it.
+	v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
+		return c == "True"
+	})
+	v.Sync(t, js)
 	v.Put(t, js, false)
-	v.WaitStatus(t, js, model.ServiceStorage, "generation 2", func(s events.Slice, st model.VirtualMachineStatus) bool {
+	next := v.Generation()
+	v.WaitStatus(t, js, model.ServiceStorage, "the next generation", func(s events.Slice, st model.VirtualMachineStatus) bool {
 		c, _ := deploytest.Condition(st, model.ConditionStorageReady)
-		return s.Generation == 2 && c == "True"
+		return s.Generation == next && c == "True"
 	})
 	again := object.VirtualDeviceList(readTestVM(t, vm).Config.Hardware.Device)
 	if n := len(again.SelectByType((*types.VirtualLsiLogicController)(nil))); n != 1 {

@@ -51,7 +51,7 @@ func TestAttachExactlyOnceAcrossRestart(t *testing.T) {
 	claims := make([]*testClaim, n)
 	for i := range n {
 		claims[i] = boundClaim(t, js, fmt.Sprintf("crash-%d", i), "8Gi", model.AccessModeReadWriteOnce)
-		vms[i] = deploytest.NewVM("my-namespace", fmt.Sprintf("crash-%d", i), vmSpec(claimVolume("data", claims[i].ref.Name)))
+		vms[i] = upgradedVM("my-namespace", fmt.Sprintf("crash-%d", i), vmSpec(claimVolume("data", claims[i].ref.Name)))
 		vms[i].Put(t, js, false)
 		vcVMs[i] = vms[i].Deploy(t, vc, js, inventory.PhotonImage)
 	}
@@ -87,7 +87,7 @@ func TestAttachExactlyOnceAcrossRestart(t *testing.T) {
 func TestAttachAfterCNSAttachedOnly(t *testing.T) {
 	js := startService(t)
 	pvc := boundClaim(t, js, "half-pvc", "8Gi", model.AccessModeReadWriteOnce)
-	v := deploytest.NewVM("my-namespace", "half", vmSpec())
+	v := upgradedVM("my-namespace", "half", vmSpec())
 	v.Put(t, js, false)
 	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
 	volumesVerified(t, js, v, "True")

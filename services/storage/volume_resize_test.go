@@ -8,7 +8,6 @@ import (
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/inventory"
-	"github.com/vmop/vmop/pkg/inventory/deploytest"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/vcenter"
 )
@@ -19,7 +18,7 @@ import (
 func TestHotAddAndOnlineResize(t *testing.T) {
 	js := startService(t)
 	pvc := boundClaim(t, js, "grow-pvc", "8Gi", model.AccessModeReadWriteOnce)
-	v := deploytest.NewVM("my-namespace", "running", vmSpec())
+	v := upgradedVM("my-namespace", "running", vmSpec())
 	v.Put(t, js, false)
 	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
 	task, err := vm.PowerOn(t.Context())

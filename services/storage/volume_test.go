@@ -29,7 +29,7 @@ func vmSpec(vols ...model.VirtualMachineVolume) model.VirtualMachineSpec {
 func TestAttachDetachReattach(t *testing.T) {
 	js := startService(t)
 	pvc := boundClaim(t, js, "my-pvc", "8Gi", model.AccessModeReadWriteOnce)
-	v := deploytest.NewVM("my-namespace", "my-vm", vmSpec(claimVolume("my-disk-1", "my-pvc")))
+	v := upgradedVM("my-namespace", "my-vm", vmSpec(claimVolume("my-disk-1", "my-pvc")))
 	v.Put(t, js, false)
 	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
 	st := volumesVerified(t, js, v, "True")
@@ -100,7 +100,7 @@ func TestPlacementAndApplicationPreset(t *testing.T) {
 	explicit.DiskMode, explicit.SharingMode = model.VolumeDiskModePersistent, model.VolumeSharingModeNone
 	rac := claimVolume("oracle-data", "oracle-data-pvc")
 	rac.ApplicationType = model.VolumeApplicationTypeOracleRAC
-	v := deploytest.NewVM("my-namespace", "placed", vmSpec(explicit, rac))
+	v := upgradedVM("my-namespace", "placed", vmSpec(explicit, rac))
 	v.Put(t, js, false)
 	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
 	st := volumesVerified(t, js, v, "True")
@@ -135,7 +135,7 @@ func TestWSFCAddsPhysicalSharingController(t *testing.T) {
 	pvc := boundClaim(t, js, "wsfc-pvc", "8Gi", model.AccessModeReadWriteOnce)
 	wsfc := claimVolume("quorum", "wsfc-pvc")
 	wsfc.ApplicationType = model.VolumeApplicationTypeMicrosoftWSFC
-	v := deploytest.NewVM("my-namespace", "wsfc", vmSpec(wsfc))
+	v := upgradedVM("my-namespace", "wsfc", vmSpec(wsfc))
 	v.Put(t, js, false)
 	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
 	volumesVerified(t, js, v, "True")
@@ -164,12 +164,12 @@ func TestVolumeProblems(t *testing.T) {
 	unbound := &testClaim{ref: events.Ref{Plural: pluralClaims, Namespace: "my-namespace", Name: "unbound"}, uid: "u-1", access: model.AccessModeReadWriteOnce, size: "8Gi", class: "no-such-class"}
 	unbound.put(t, js)
 
-	first := deploytest.NewVM("my-namespace", "holder", vmSpec(claimVolume("data", "taken")))
+	first := upgradedVM("my-namespace", "holder", vmSpec(claimVolume("data", "taken")))
 	first.Put(t, js, false)
 	holderVM := first.Deploy(t, vc, js, inventory.PhotonImage)
 	volumesVerified(t, js, first, "True")
 
-	second := deploytest.NewVM("my-namespace", "second", vmSpec(
+	second := upgradedVM("my-namespace", "second", vmSpec(
 		claimVolume("missing", "no-such-claim"), claimVolume("pending", "unbound"), claimVolume("shared", "taken")))
 	second.Put(t, js, false)
 	secondVM := second.Deploy(t, vc, js, inventory.PhotonImage)
@@ -206,7 +206,7 @@ func TestVolumeProblems(t *testing.T) {
 func TestUnreadableClaimKeepsItsDisk(t *testing.T) {
 	js := startService(t)
 	pvc := boundClaim(t, js, "kept-pvc", "8Gi", model.AccessModeReadWriteOnce)
-	v := deploytest.NewVM("my-namespace", "keeps", vmSpec(claimVolume("data", "kept-pvc")))
+	v := upgradedVM("my-namespace", "keeps", vmSpec(claimVolume("data", "kept-pvc")))
 	v.Put(t, js, false)
 	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
 	volumesVerified(t, js, v, "True")
@@ -233,7 +233,7 @@ func TestMultiWriterClaimIsShared(t *testing.T) {
 	rac.ApplicationType = model.VolumeApplicationTypeOracleRAC
 	var vms []*object.VirtualMachine
 	for _, name := range []string{"rac-1", "rac-2"} {
-		v := deploytest.NewVM("my-namespace", name, vmSpec(rac))
+		v := upgradedVM("my-namespace", name, vmSpec(rac))
 		v.Put(t, js, false)
 		vms = append(vms, v.Deploy(t, vc, js, inventory.PhotonImage))
 		volumesVerified(t, js, v, "True")

@@ -80,6 +80,27 @@ func (v *VM) Put(t testing.TB, js jetstream.JetStream, deleting bool) {
 // Generation is the generation Put last wrote.
 func (v *VM) Generation() int64 { return v.gen }
 
+// Sync adopts the object's newest record as the base of the next Put: what a service
+// appended meanwhile (the storage service's schema upgrade) is kept, not overwritten.
+func (v *VM) Sync(t testing.TB, js jetstream.JetStream) {
+	t.Helper()
+	rec, err := events.LastSpec(t.Context(), js, v.Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj struct {
+		Metadata struct {
+			Generation  int64             `json:"generation"`
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+		Spec model.VirtualMachineSpec `json:"spec"`
+	}
+	if err := json.Unmarshal(rec.Body, &obj); err != nil {
+		t.Fatal(err)
+	}
+	v.seq, v.gen, v.Spec, v.Annotations = rec.Seq, obj.Metadata.Generation, obj.Spec, obj.Metadata.Annotations
+}
+
 // Deploy creates the VM in e's vcsim from a library item as placement would, reports it
 // created in a placement slice, and destroys it when the test ends.
 func (v *VM) Deploy(t testing.TB, e *Env, js jetstream.JetStream, item string) *object.VirtualMachine {

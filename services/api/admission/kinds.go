@@ -48,6 +48,9 @@ func kindRules() (map[string]defaulter, map[string]validator) {
 		"ResourceQuota": typedValidator(func(_ *Request, q, old *model.ResourceQuota) field.ErrorList {
 			return model.ValidateResourceQuota(q, old)
 		}),
+		"CnsRegisterVolume": typedValidator(func(r *Request, _, old *model.CnsRegisterVolume) field.ErrorList {
+			return model.ValidateCnsRegisterVolume(old, isService(r.User))
+		}),
 	}
 	return defaulters, validators
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // BuildVersion is the gateway's build, stamped into created-at annotations (D2).
-var BuildVersion = "dev"
+var BuildVersion = model.BuildVersion
 
 // Reader is the read model as admission's rules consult it.
 type Reader interface {
