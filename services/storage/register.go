@@ -133,7 +133,7 @@ func (r *registrar) register(ctx context.Context, g registration, policyID strin
 			return fmt.Sprintf("claim %s for image disk %s exists and is not bound: a pre-mapped image disk's claim is made by its registration", g.claim, describeDisk(g.disk)), nil
 		}
 		// Registered before; a crash may have come between the claim and the reports.
-		return "", r.reportDone(ctx, g, claim, crv)
+		return "", r.reportDone(ctx, g, crv)
 	}
 	if crv.live && !crv.ownedBy(string(g.vm.UID)) {
 		return fmt.Sprintf("CnsRegisterVolume %s exists and is not the VM's", g.claim), nil
@@ -164,22 +164,12 @@ func (r *registrar) register(ctx context.Context, g registration, policyID strin
 	if err := create(ctx, r.js, claim, g.persistentVolumeClaim(volumeID, r.now())); err != nil {
 		return "", err
 	}
-	if claim, err = readOwned(ctx, r.js, claimRef); err != nil {
-		return "", err
-	}
-	return "", r.reportDone(ctx, g, claim, crv)
+	return "", r.reportDone(ctx, g, crv)
 }
 
-// reportDone reports the claim Bound, unless it has a report already (storage keeps it
-// current from then on), and the CnsRegisterVolume registered.
-func (r *registrar) reportDone(ctx context.Context, g registration, claim, crv owned) error {
-	_, err := events.LastStatus(ctx, r.js, claim.ref, model.ServiceStorage)
-	if errors.Is(err, events.ErrNotFound) && claim.ownedBy(string(g.vm.UID)) {
-		err = reportStatus(ctx, r.js, claim.ref, claim.header.Metadata.UID, g.boundStatus())
-	}
-	if err != nil {
-		return fmt.Errorf("report %s: %w", claim.ref, err)
-	}
+// reportDone reports the CnsRegisterVolume registered; the claim, created bound, is the
+// claim loop's to report (Bound once it finds the volume).
+func (r *registrar) reportDone(ctx context.Context, g registration, crv owned) error {
 	if !crv.live || !crv.ownedBy(string(g.vm.UID)) {
 		return nil
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
@@ -136,15 +135,6 @@ func (g registration) persistentVolumeClaim(volumeID string, now time.Time) mode
 			VolumeMode:       volumeModeFilesystem,
 			DataSourceRef:    &model.TypedObjectReference{APIGroup: &group, Kind: "VirtualMachine", Name: g.vm.Name},
 		},
-	}
-}
-
-// boundStatus is the status of a claim bound to the disk's volume.
-func (g registration) boundStatus() model.PersistentVolumeClaimStatus {
-	return model.PersistentVolumeClaimStatus{
-		Phase:       "Bound",
-		AccessModes: []model.PersistentVolumeAccessMode{g.disk.accessMode()},
-		Capacity:    model.ResourceList{"storage": *resource.NewQuantity(g.disk.device.CapacityInBytes, resource.BinarySI)},
 	}
 }
 

@@ -110,9 +110,10 @@ func vmLoopConfig(log *slog.Logger) reconcile.Config {
 	}
 }
 
-// Access is what storage does on NATS, which its identity is allowed: its consumers, and
-// the records of the schema upgrade (the VM's back-filled volumes and annotations, the
-// claims and CnsRegisterVolumes of its image disks).
+// Access is what storage does on NATS, which its identity is allowed: its consumers; the
+// records of the schema upgrade (the VM's back-filled volumes and annotations, the claims and
+// CnsRegisterVolumes of its image disks); a claim's volume ID, its pvc-protection finalizer's
+// removal and the deletion of a claim whose owners are gone; and the claims' events.
 func Access() events.ServiceAccess {
 	return events.ServiceAccess{
 		Service: model.ServiceStorage,
@@ -121,9 +122,6 @@ func Access() events.ServiceAccess {
 			reconcile.Consumers(imageLoopConfig(nil, pluralImages)),
 			reconcile.Consumers(imageLoopConfig(nil, pluralClusterImages)),
 			reconcile.Consumers(claimLoopConfig(nil))),
-		// A claim's volume ID, its pvc-protection finalizer's removal and the deletion of a
-		// claim whose owners are gone.
-		Specs:  []string{pluralClaims},
 		Events: claimEventKinds(),
 	}
 }
