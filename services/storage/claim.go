@@ -80,6 +80,16 @@ func (c *claims) step(ctx context.Context, o reconcile.Object, claim *model.Pers
 		if problem != "" {
 			return report.pending(reasonProvisioningFailed, problem), nil
 		}
+		if class.VolumeBindingMode == model.VolumeBindingWaitForFirstConsumer {
+			// A VM naming the claim (a related change) brings it back here.
+			vms, err := c.consumers(ctx, o.Ref)
+			if err != nil {
+				return reconcile.Result{}, err
+			}
+			if len(vms) == 0 {
+				return report.waiting(), nil
+			}
+		}
 		return c.provision(ctx, o, claim, class, report)
 	}
 	vol, found, err := c.volumes.byID(ctx, claim.Spec.VolumeName)
