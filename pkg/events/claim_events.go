@@ -10,4 +10,5 @@ const (
 	TypeClaimResizeFailed       = "vmop.persistentvolumeclaim.resizefailed"
 	TypeClaimLost               = "vmop.persistentvolumeclaim.lost"
 	TypeClaimInUse              = "vmop.persistentvolumeclaim.inuse"
+	TypeClaimWaiting            = "vmop.persistentvolumeclaim.waitforfirstconsumer"
 )

@@ -36,6 +36,10 @@ type StorageClass struct {
 	AllowVolumeExpansion *bool `json:"allowVolumeExpansion,omitempty"`
 }
 
+// VolumeBindingWaitForFirstConsumer is the binding mode under which a claim gets its volume
+// only once a VM names it.
+const VolumeBindingWaitForFirstConsumer = "WaitForFirstConsumer"
+
 // StorageClassList is a list of storage classes.
 type StorageClassList struct {
 	// TypeMeta carries the object's apiVersion and kind.

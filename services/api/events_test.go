@@ -36,6 +36,11 @@ func TestEventsServeTheEventsStream(t *testing.T) {
 	createNamedVM(t, g, "ev-vm")
 	_, body := g.do("GET", vms+"/ev-vm", adminToken, nil)
 	uid := field(decode(t, body), "metadata", "uid").(string)
+	// The announcer's Created comes first on EVENTS, then power's PoweredOn, as in the stack.
+	g.eventually("the announcer's Created event", func() bool {
+		_, resp := g.do("GET", coreEvents+"?fieldSelector=reason%3DCreated", adminToken, nil)
+		return strings.Contains(string(resp), `"reason":"Created"`)
+	})
 	vm := events.Ref{Plural: "virtualmachines", Namespace: "my-namespace", Name: "ev-vm"}
 	if err := events.PublishEvent(context.Background(), js, vm, events.TypeVirtualMachinePoweredOn, uid+"/poweredon/1",
 		map[string]any{"powerState": "PoweredOn", "previousPowerState": "PoweredOff"}); err != nil {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -34,7 +35,8 @@ func (s *server) serverSideApply(c echo.Context, t target) error {
 	}
 	kind := schema.FromAPIVersionAndKind(t.apiVersion(), t.Kind.Kind)
 	hub := schema.GroupVersion{Group: t.Kind.Group, Version: t.Kind.Version}
-	force := c.QueryParam("force") == "true"
+	// validatePatchOptions accepted the value as kube-apiserver does (strconv.ParseBool).
+	force, _ := strconv.ParseBool(c.QueryParam("force"))
 	for attempt := 1; ; attempt++ {
 		rec, live, found, err := s.specs.live(c.Request().Context(), t)
 		if err != nil {

@@ -80,6 +80,16 @@ func (c *claims) step(ctx context.Context, o reconcile.Object, claim *model.Pers
 		if problem != "" {
 			return report.pending(reasonProvisioningFailed, problem), nil
 		}
+		if class.VolumeBindingMode == model.VolumeBindingWaitForFirstConsumer {
+			// A VM naming the claim (a related change) brings it back here.
+			vms, err := c.consumers(ctx, o.Ref)
+			if err != nil {
+				return reconcile.Result{}, err
+			}
+			if len(vms) == 0 {
+				return report.waiting(), nil
+			}
+		}
 		return c.provision(ctx, o, claim, class, report)
 	}
 	vol, found, err := c.volumes.byID(ctx, claim.Spec.VolumeName)
@@ -177,7 +187,11 @@ func (c *claims) release(ctx context.Context, o reconcile.Object, claim *model.P
 			fmt.Sprintf("the claim is deleted once no VM uses it; in use by %s", strings.Join(users, ", ")))
 		return reconcile.Result{Status: report.status}, nil
 	}
-	if found && !c.retains(ctx, claim) {
+	retain, err := c.retains(ctx, claim)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if found && !retain {
 		if err := c.volumes.remove(ctx, vol.ID); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -201,11 +215,17 @@ func (c *claims) volumeOf(ctx context.Context, o reconcile.Object, claim *model.
 	return c.volumes.byName(ctx, claimVolumeName(o.Meta.UID))
 }
 
-// retains reports that the claim's class keeps volumes of deleted claims.
-func (c *claims) retains(ctx context.Context, claim *model.PersistentVolumeClaim) bool {
+// retains reports that the claim's class keeps volumes of deleted claims. A class deleted
+// since has Kubernetes' default policy, Delete; a class that cannot be read is an error, never
+// a reason to delete data.
+func (c *claims) retains(ctx context.Context, claim *model.PersistentVolumeClaim) (bool, error) {
 	var sc model.StorageClass
-	found, err := reconcile.LastSpecOf(ctx, c.js, events.Ref{Plural: "storageclasses", Name: classOf(claim)}, &sc)
-	return err == nil && found && sc.ReclaimPolicy == "Retain"
+	name := classOf(claim)
+	found, err := reconcile.LastSpecOf(ctx, c.js, events.Ref{Plural: "storageclasses", Name: name}, &sc)
+	if err != nil {
+		return false, fmt.Errorf("read storage class %s for its reclaim policy: %w", name, err)
+	}
+	return found && sc.ReclaimPolicy == "Retain", nil
 }
 
 // class reads the claim's StorageClass; problem says why it cannot provision.

@@ -15,7 +15,7 @@ import (
 // identity may publish.
 var claimEventTypes = []string{
 	events.TypeClaimBound, events.TypeClaimProvisioningFailed, events.TypeClaimResized,
-	events.TypeClaimResizeFailed, events.TypeClaimLost, events.TypeClaimInUse,
+	events.TypeClaimResizeFailed, events.TypeClaimLost, events.TypeClaimInUse, events.TypeClaimWaiting,
 }
 
 func claimEventKinds() []events.EventKind {
@@ -72,6 +72,8 @@ func claimChanges(prev, now model.PersistentVolumeClaimStatus, volumeName string
 			out = append(out, warning(events.TypeClaimInUse, "InUse", upperFirst(c.Message)))
 		case conditionResizeError:
 			out = append(out, warning(events.TypeClaimResizeFailed, "VolumeResizeFailed", upperFirst(c.Message)))
+		case conditionWaitForConsumer:
+			out = append(out, normal(events.TypeClaimWaiting, "WaitForFirstConsumer", c.Message))
 		case conditionProvisioningFail:
 			out = append(out, warning(events.TypeClaimProvisioningFailed, "ProvisioningFailed", upperFirst(c.Message)))
 		}

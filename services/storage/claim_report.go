@@ -14,6 +14,7 @@ const (
 	conditionInUse            = "InUse"                 // a deletion waits for the VMs using the claim
 	conditionResizeError      = "ControllerResizeError" // the volume cannot grow to the request
 	conditionProvisioningFail = "ProvisioningFailed"    // no volume could be made for the claim
+	conditionWaitForConsumer  = "WaitForFirstConsumer"  // the class binds once a VM names the claim
 
 	reasonUsedByVM           = "UsedByVirtualMachine"
 	reasonResizeFailed       = "VolumeExpansionFailed"
@@ -38,6 +39,14 @@ func (r *claimReport) condition(typ string, status metav1.ConditionStatus, reaso
 	r.status.Conditions = append(r.status.Conditions, model.PersistentVolumeClaimCondition{
 		Type: typ, Status: status, LastTransitionTime: &at, Reason: reason, Message: message,
 	})
+}
+
+// waiting: the claim's class binds it once a VM names it, and none does yet.
+func (r claimReport) waiting() reconcile.Result {
+	r.status.Phase = model.ClaimPending
+	r.condition(conditionWaitForConsumer, metav1.ConditionTrue, conditionWaitForConsumer,
+		"waiting for first consumer to be created before binding")
+	return reconcile.Result{Status: r.status}
 }
 
 // pending: the claim has no volume, and why.

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -274,5 +275,49 @@ func TestClaimRetainedVolumeKept(t *testing.T) {
 	c.waitReleased(t, js)
 	if n := len(cnsVolumes(t, "pvc-"+c.UID)); n != 1 {
 		t.Errorf("CNS volumes of a retained claim after its deletion: %d, want 1", n)
+	}
+}
+
+// A claim whose class binds WaitForFirstConsumer stays Pending, with no CNS volume, until a
+// VM names it; then it is provisioned and Bound.
+func TestClaimWaitsForFirstConsumer(t *testing.T) {
+	js := startService(t)
+	body, err := json.Marshal(map[string]any{
+		"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+		"metadata":    map[string]any{"name": "late-binding", "uid": uuid.NewString()},
+		"provisioner": "csi.vsphere.vmware.com", "parameters": map[string]any{model.StoragePolicyIDParameter: classPolicy(t, "my-storage-class")},
+		"volumeBindingMode": model.VolumeBindingWaitForFirstConsumer,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := events.AppendSpec(t.Context(), js, events.Ref{Plural: "storageclasses", Name: "late-binding"}, events.OpPut, body, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := newPVCFixture("late", "1Gi", "late-binding")
+	c.put(t, js)
+	_, st := c.wait(t, js, "Pending, waiting for a consumer", func(_ events.Slice, st model.PersistentVolumeClaimStatus) bool {
+		return st.Phase == model.ClaimPending && len(st.Conditions) == 1 && st.Conditions[0].Type == conditionWaitForConsumer
+	})
+	if st.Conditions[0].Status != "True" || !strings.Contains(st.Conditions[0].Message, "first consumer") {
+		t.Errorf("conditions %+v, want WaitForFirstConsumer True", st.Conditions)
+	}
+	if ev := c.lastEvent(t, js, events.TypeClaimWaiting); ev == nil || ev.Type != "Normal" || ev.Reason != "WaitForFirstConsumer" {
+		t.Errorf("event %+v, want Normal WaitForFirstConsumer", ev)
+	}
+	if n := len(cnsVolumes(t, "pvc-"+c.UID)); n != 0 {
+		t.Fatalf("CNS volumes before any consumer: %d, want none", n)
+	}
+
+	vm := deploytest.NewVM("my-namespace", "consumer", model.VirtualMachineSpec{
+		StorageClass: "my-storage-class",
+		Volumes:      []model.VirtualMachineVolume{{Name: "data", PersistentVolumeClaim: &model.PersistentVolumeClaimVolumeSource{ClaimName: "late"}}},
+	})
+	vm.Put(t, js, false)
+	if st := c.waitBound(t, js); len(st.Conditions) != 0 {
+		t.Errorf("conditions once bound: %+v, want none", st.Conditions)
+	}
+	if n := len(cnsVolumes(t, "pvc-"+c.UID)); n != 1 {
+		t.Errorf("CNS volumes once a VM names the claim: %d, want 1", n)
 	}
 }

@@ -18,6 +18,22 @@ import (
 // spec.volumes name it, and the vSphere VMs with a disk backed by its volume's file
 // (attached although no spec names it any more: the detach has not happened yet).
 func (c *claims) users(ctx context.Context, claim events.Ref, diskPath string) ([]string, error) {
+	out, err := c.consumers(ctx, claim)
+	if err != nil {
+		return nil, err
+	}
+	attached, err := c.volumes.attachedTo(ctx, diskPath)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range attached {
+		out = append(out, "vSphere VM "+name)
+	}
+	return out, nil
+}
+
+// consumers names the VMs of the claim's namespace whose spec.volumes name it.
+func (c *claims) consumers(ctx context.Context, claim events.Ref) ([]string, error) {
 	var out []string
 	subjects, err := events.Subjects(ctx, c.js, events.StreamSpecs, events.NamespaceSpecFilter("virtualmachines", claim.Namespace))
 	if err != nil {
@@ -38,13 +54,6 @@ func (c *claims) users(ctx context.Context, claim events.Ref, diskPath string) (
 		}) {
 			out = append(out, "VirtualMachine "+ref.Name)
 		}
-	}
-	attached, err := c.volumes.attachedTo(ctx, diskPath)
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range attached {
-		out = append(out, "vSphere VM "+name)
 	}
 	return out, nil
 }

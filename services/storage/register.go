@@ -31,7 +31,10 @@ type registrar struct {
 	js  jetstream.JetStream
 	vc  *govmomi.Client
 	cns *cns.Client
-	now func() time.Time
+	// earlier waits for the CNS creations a previous run left running, which a lookup by
+	// name cannot see yet (the claims' volumes).
+	earlier interface{ awaitEarlierCreates(context.Context) error }
+	now     func() time.Time
 }
 
 // upgrade takes the VM one step further through its schema upgrade and sets the
@@ -126,6 +129,11 @@ func (r *registrar) register(ctx context.Context, g registration, policyID strin
 	crv, err := readOwned(ctx, r.js, crvRef)
 	if err != nil {
 		return "", err
+	}
+	if claim.live && !claim.ownedBy(string(g.vm.UID)) {
+		// Someone else's claim of that name: taking it as the disk's registration would
+		// put another volume in the image disk's place.
+		return fmt.Sprintf("claim %s for image disk %s exists and is not the VM's: a pre-mapped image disk's claim is made by its registration", g.claim, describeDisk(g.disk)), nil
 	}
 	if claim.live {
 		var c model.PersistentVolumeClaim

@@ -70,6 +70,9 @@ func (r *registrar) locate(ctx context.Context, d imageDisk) (diskLocation, erro
 // first-class disk (RegisterDisk), then a CNS create naming that disk makes it a volume.
 // Each step first looks for what an earlier, interrupted attempt made.
 func (r *registrar) ensureVolume(ctx context.Context, name string, loc diskLocation, capacityMB int64, policyID string) (string, error) {
+	if err := r.earlier.awaitEarlierCreates(ctx); err != nil {
+		return "", err
+	}
 	found, err := r.cns.QueryVolume(ctx, &cnstypes.CnsQueryFilter{Names: []string{name}})
 	if err != nil {
 		return "", fmt.Errorf("query CNS volume %s: %w", name, err)

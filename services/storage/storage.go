@@ -71,18 +71,19 @@ func run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("storage: CNS client: %w", err)
 	}
-	register := &registrar{js: cfg.JetStream, vc: vc, cns: cnsClient, now: time.Now}
-	h := &handler{js: cfg.JetStream, vc: vc, volumes: &attacher{vc: vc, cns: &cnsRegistry{c: cnsClient, vc: vc.Client}}, register: register, now: time.Now}
-	vmLoop := vmLoopConfig(cfg.Logger)
-	// A VM is looked at again, outside the streams, while a claim's expansion is pending.
-	trigger := reconcile.NewTrigger(cfg.JetStream, vmLoop, h.reconcile)
 	// vCenter's clock, which its tasks' queue times are read against.
 	started, err := methods.GetCurrentTime(ctx, vc.Client)
 	if err != nil {
 		return fmt.Errorf("storage: read vCenter's time: %w", err)
 	}
+	claimVolumes := &volumes{vc: vc, cns: cnsClient, user: cfg.VCenter.URL.User.Username(), started: *started}
+	register := &registrar{js: cfg.JetStream, vc: vc, cns: cnsClient, earlier: claimVolumes, now: time.Now}
+	h := &handler{js: cfg.JetStream, vc: vc, volumes: &attacher{vc: vc, cns: &cnsRegistry{c: cnsClient, vc: vc.Client}}, register: register, now: time.Now}
+	vmLoop := vmLoopConfig(cfg.Logger)
+	// A VM is looked at again, outside the streams, while a claim's expansion is pending.
+	trigger := reconcile.NewTrigger(cfg.JetStream, vmLoop, h.reconcile)
 	claimCfg := claimLoopConfig(cfg.Logger)
-	pvcs := &claims{js: cfg.JetStream, volumes: &volumes{vc: vc, cns: cnsClient, user: cfg.VCenter.URL.User.Username(), started: *started}, now: time.Now}
+	pvcs := &claims{js: cfg.JetStream, volumes: claimVolumes, now: time.Now}
 	pvcs.trigger = reconcile.NewTrigger(cfg.JetStream, claimCfg, pvcs.reconcile)
 	images := &imageReconciler{rest: rc, now: time.Now}
 	// The loops run until ctx ends or one fails, which stops the others.

@@ -195,6 +195,10 @@ func (a *attacher) resolve(ctx context.Context, ref events.Ref, vm model.Virtual
 			return nil, err
 		case c.volumeID == "":
 			w.problem = fmt.Sprintf("PersistentVolumeClaim %q is not bound to a volume yet", name)
+		case c.deleting && attached[c.volumeID] == nil:
+			// As Kubernetes: a claim being deleted gains no user, or its volume could go
+			// while it is attached.
+			w.problem = fmt.Sprintf("PersistentVolumeClaim %q is being deleted", name)
 		default:
 			w.claim = c
 			if d := attached[c.volumeID]; d != nil && d.CapacityInBytes >= c.requested {

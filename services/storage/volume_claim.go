@@ -20,6 +20,7 @@ type claim struct {
 	volumeID  string // spec.volumeName: the CNS volume ID once bound, "" before
 	shared    bool   // ReadWriteMany
 	requested int64  // spec.resources.requests.storage in bytes, 0 when absent
+	deleting  bool   // its deletion was asked: it keeps the VMs that have it, gains none
 }
 
 // errNoClaim: the claim does not exist (or is deleted from SPECS).
@@ -43,6 +44,7 @@ func (h *handler) readClaim(ctx context.Context, namespace, name string) (claim,
 		name:     name,
 		volumeID: pvc.Spec.VolumeName,
 		shared:   slices.Contains(pvc.Spec.AccessModes, model.AccessModeReadWriteMany),
+		deleting: pvc.DeletionTimestamp != nil,
 	}
 	if r := pvc.Spec.Resources; r != nil {
 		if q, ok := r.Requests["storage"]; ok {

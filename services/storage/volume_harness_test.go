@@ -80,6 +80,7 @@ type testClaim struct {
 	access   model.PersistentVolumeAccessMode
 	size     string
 	class    string // my-storage-class when empty
+	deleting bool   // its deletion asked (deletionTimestamp set)
 	seq      uint64
 }
 
@@ -116,6 +117,9 @@ func (c *testClaim) put(t testing.TB, js jetstream.JetStream) {
 			"accessModes": []string{string(c.access)}, "volumeMode": "Block", "storageClassName": class,
 			"resources": map[string]any{"requests": map[string]any{"storage": c.size}}, "volumeName": c.volumeID,
 		},
+	}
+	if c.deleting {
+		body["metadata"].(map[string]any)["deletionTimestamp"] = "2026-11-22T00:00:00Z"
 	}
 	raw, err := json.Marshal(body)
 	if err != nil {

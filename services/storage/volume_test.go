@@ -163,6 +163,9 @@ func TestVolumeProblems(t *testing.T) {
 	// Its class does not exist, so the claim loop leaves it unbound until the test binds it.
 	unbound := &testClaim{ref: events.Ref{Plural: pluralClaims, Namespace: "my-namespace", Name: "unbound"}, uid: "u-1", access: model.AccessModeReadWriteOnce, size: "8Gi", class: "no-such-class"}
 	unbound.put(t, js)
+	going := boundClaim(t, js, "going", "8Gi", model.AccessModeReadWriteOnce)
+	going.deleting = true
+	going.put(t, js)
 
 	first := upgradedVM("my-namespace", "holder", vmSpec(claimVolume("data", "taken")))
 	first.Put(t, js, false)
@@ -170,7 +173,8 @@ func TestVolumeProblems(t *testing.T) {
 	volumesVerified(t, js, first, "True")
 
 	second := upgradedVM("my-namespace", "second", vmSpec(
-		claimVolume("missing", "no-such-claim"), claimVolume("pending", "unbound"), claimVolume("shared", "taken")))
+		claimVolume("missing", "no-such-claim"), claimVolume("pending", "unbound"), claimVolume("shared", "taken"),
+		claimVolume("deleted", "going")))
 	second.Put(t, js, false)
 	secondVM := second.Deploy(t, vc, js, inventory.PhotonImage)
 	st := volumesVerified(t, js, second, "False")
@@ -178,6 +182,7 @@ func TestVolumeProblems(t *testing.T) {
 		"missing": `PersistentVolumeClaim "no-such-claim" not found`,
 		"pending": `PersistentVolumeClaim "unbound" is not bound to a volume yet`,
 		"shared":  `PersistentVolumeClaim "taken" is ReadWriteOnce and attached to VM holder`,
+		"deleted": `PersistentVolumeClaim "going" is being deleted`,
 	} {
 		s := volumeStatus(st, name)
 		if s == nil || s.Attached || s.Error != want {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi"
@@ -17,6 +18,7 @@ import (
 	"github.com/vmware/govmomi/vapi/library"
 	"github.com/vmware/govmomi/vapi/rest"
 	"github.com/vmware/govmomi/vapi/vcenter"
+	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -186,18 +188,49 @@ func (e *Env) Deploy(ctx context.Context, item, name, instanceUUID string, ref e
 	return vm, nil
 }
 
-// Destroy removes a VM, powering it off first when needed.
+// Destroy removes a VM, powering it off first when needed, and waits until its directory is
+// gone: vcsim deletes it in a task of its own after the destroy ends, which races (-race)
+// with the next destroy's bookkeeping of the same datastore.
 func Destroy(ctx context.Context, vm *object.VirtualMachine) error {
 	if state, err := vm.PowerState(ctx); err == nil && state == types.VirtualMachinePowerStatePoweredOn {
 		if task, err := vm.PowerOff(ctx); err == nil {
 			_ = task.Wait(ctx)
 		}
 	}
+	var m mo.VirtualMachine
+	dirGone := func() bool { return true }
+	if err := vm.Properties(ctx, vm.Reference(), []string{"config.files.logDirectory", "datastore"}, &m); err == nil && m.Config != nil {
+		dirGone = directoryGone(ctx, vm, m)
+	}
 	task, err := vm.Destroy(ctx)
 	if err != nil {
 		return err
 	}
-	return task.Wait(ctx)
+	if err := task.Wait(ctx); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(10 * time.Second); !dirGone() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond) // poll interval of a wait with a deadline
+	}
+	return nil
+}
+
+// directoryGone reports, when called, whether the VM's directory no longer exists.
+func directoryGone(ctx context.Context, vm *object.VirtualMachine, m mo.VirtualMachine) func() bool {
+	var p object.DatastorePath
+	if !p.FromString(m.Config.Files.LogDirectory) {
+		return func() bool { return true }
+	}
+	for _, ref := range m.Datastore {
+		ds := object.NewDatastore(vm.Client(), ref)
+		if name, err := ds.ObjectName(ctx); err == nil && name == p.Datastore {
+			return func() bool {
+				_, err := ds.Stat(ctx, p.Path)
+				return err != nil
+			}
+		}
+	}
+	return func() bool { return true }
 }
 
 // MarkCreated publishes a placement slice saying the VM of ref (uid, generation) exists,

@@ -74,16 +74,20 @@ func TestWatchPeriodicBookmarks(t *testing.T) {
 	h.waitSpec(h.put(a))
 	rvA := h.get(a).RV
 
+	// The first bookmark after a's change was delivered: one sent before it may be older.
 	var bookmark string
+	delivered := false
 	timeout := time.After(deadline)
 	for bookmark == "" {
 		select {
 		case c := <-w:
-			if c.Type == Bookmark {
-				if c.InitialEventsEnd {
-					t.Fatal("periodic bookmark marked as the end of initial events")
-				}
+			switch {
+			case c.Type == Bookmark && c.InitialEventsEnd:
+				t.Fatal("periodic bookmark marked as the end of initial events")
+			case c.Type == Bookmark && delivered:
 				bookmark = c.RV
+			case c.Type != Bookmark:
+				delivered = true
 			}
 		case <-timeout:
 			t.Fatalf("no bookmark within %v", deadline)
