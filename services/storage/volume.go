@@ -181,13 +181,14 @@ func (a *attacher) resolve(ctx context.Context, ref events.Ref, vm model.Virtual
 	var want []wantVolume
 	var ids []string
 	attached := cnsDisks(devices)
-	for _, v := range vm.Spec.Volumes {
+	claims, errs := readClaims(ctx, ref.Namespace, vm.Spec.Volumes, readClaim)
+	for i, v := range vm.Spec.Volumes {
 		if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName == "" {
 			continue
 		}
 		w := wantVolume{spec: v}
 		name := v.PersistentVolumeClaim.ClaimName
-		c, err := readClaim(ctx, ref.Namespace, name)
+		c, err := claims[i], errs[i]
 		switch {
 		case errors.Is(err, errNoClaim):
 			w.problem = fmt.Sprintf("PersistentVolumeClaim %q not found", name)
@@ -225,6 +226,21 @@ func (a *attacher) resolve(ctx context.Context, ref events.Ref, vm model.Virtual
 		}
 	}
 	return want, nil
+}
+
+// readClaims reads the claims the volumes name, all at once (each is a read of SPECS),
+// into the volumes' positions.
+func readClaims(ctx context.Context, namespace string, volumes []model.VirtualMachineVolume,
+	readClaim func(ctx context.Context, namespace, name string) (claim, error)) ([]claim, []error) {
+	claims, errs := make([]claim, len(volumes)), make([]error, len(volumes))
+	var wg sync.WaitGroup
+	for i, v := range volumes {
+		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName != "" {
+			wg.Go(func() { claims[i], errs[i] = readClaim(ctx, namespace, v.PersistentVolumeClaim.ClaimName) })
+		}
+	}
+	wg.Wait()
+	return claims, errs
 }
 
 // placedVolume is a volume to attach and the slot its disk goes to.
