@@ -55,7 +55,10 @@ func (r *cnsRegistry) volumes(ctx context.Context, ids []string) (map[string]cns
 	if err != nil {
 		return nil, fmt.Errorf("CNS query volumes %v: %w", ids, err)
 	}
-	for _, v := range res.Volumes {
+	found := make([]cnsVolume, len(res.Volumes))
+	errs := make([]error, len(res.Volumes))
+	var wg sync.WaitGroup
+	for i, v := range res.Volumes {
 		cv := cnsVolume{id: v.VolumeId.Id, capacity: v.BackingObjectDetails.GetCnsBackingObjectDetails().CapacityInMb << 20}
 		if b, ok := v.BackingObjectDetails.(*cnstypes.CnsBlockBackingDetails); ok {
 			cv.diskPath = b.BackingDiskPath
@@ -63,13 +66,18 @@ func (r *cnsRegistry) volumes(ctx context.Context, ids []string) (map[string]cns
 		if p, ok := r.paths.Load(cv.id); ok && cv.diskPath == "" {
 			cv.diskPath = p.(string)
 		}
+		found[i] = cv
 		if cv.diskPath == "" && v.VolumeType == string(cnstypes.CnsVolumeTypeBlock) {
 			// vcsim answers the base backing details, without the path: the volume's
-			// first-class disk has it.
-			if cv.diskPath, err = r.fcdPath(ctx, v.VolumeId.Id, v.DatastoreUrl); err != nil {
-				return nil, err
-			}
+			// first-class disk has it (the volumes' disks are asked about at once).
+			wg.Go(func() { found[i].diskPath, errs[i] = r.fcdPath(ctx, v.VolumeId.Id, v.DatastoreUrl) })
 		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, cv := range found {
 		if cv.diskPath != "" {
 			r.paths.Store(cv.id, cv.diskPath)
 		}
