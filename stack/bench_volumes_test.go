@@ -216,6 +216,10 @@ func (st *benchStack) attachRound(b *testing.B, vms []string, claims []benchVolu
 	go w.follow(ctx, st.api)
 	share := split(claims, len(vms))
 	r := volumeRound{n: len(claims)}
+	adds, removes := make([][][]byte, len(vms)), make([][][]byte, len(vms))
+	for i, vm := range vms {
+		adds[i], removes[i] = volumePatches(share[i], st.volumesOf(b, vm), batch)
+	}
 	var mu sync.Mutex
 	patch := func(vm string, body []byte) error {
 		start := time.Now()
@@ -228,8 +232,7 @@ func (st *benchStack) attachRound(b *testing.B, vms []string, claims []benchVolu
 	}
 	started := time.Now()
 	each(b, vms, func(i int, vm string) error {
-		adds, _ := volumePatches(share[i], batch)
-		for _, body := range adds {
+		for _, body := range adds[i] {
 			if err := patch(vm, body); err != nil {
 				return err
 			}
@@ -244,8 +247,7 @@ func (st *benchStack) attachRound(b *testing.B, vms []string, claims []benchVolu
 	r.attach = time.Since(started)
 	started = time.Now()
 	each(b, vms, func(i int, vm string) error {
-		_, removes := volumePatches(share[i], batch)
-		for _, body := range removes {
+		for _, body := range removes[i] {
 			if err := patch(vm, body); err != nil {
 				return err
 			}
@@ -261,25 +263,51 @@ func (st *benchStack) attachRound(b *testing.B, vms []string, claims []benchVolu
 	return r
 }
 
-// volumePatches are the JSON patches that give a VM without volumes the claims (in one
-// patch with batch, else one each) and those that take them away again.
-func volumePatches(claims []benchVolume, batch bool) (adds, removes [][]byte) {
-	var volumes []string
+// volumesOf tells how many spec.volumes entries the VM has (the seed's VMs may have their
+// image disks there), -1 when it has no list.
+func (st *benchStack) volumesOf(b *testing.B, vm string) int {
+	b.Helper()
+	code, body, err := st.api.do("GET", vmsPath+"/"+vm, nil)
+	if err != nil || code != http.StatusOK {
+		b.Fatalf("get %s: %d %s %v", vm, code, body, err)
+	}
+	var got struct {
+		Spec struct {
+			Volumes *[]json.RawMessage `json:"volumes"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		b.Fatal(err)
+	}
+	if got.Spec.Volumes == nil {
+		return -1
+	}
+	return len(*got.Spec.Volumes)
+}
+
+// volumePatches are the JSON patches that append the claims to a VM's have volumes (-1: no
+// list), in one patch with batch, else one each, and those that take them away again.
+func volumePatches(claims []benchVolume, have int, batch bool) (adds, removes [][]byte) {
+	var addOps, removeOps []string
+	if have < 0 {
+		addOps = append(addOps, `{"op":"add","path":"/spec/volumes","value":[]}`)
+		have = 0
+	}
 	for _, c := range claims {
-		volumes = append(volumes, fmt.Sprintf(`{"name":%q,"persistentVolumeClaim":{"claimName":%q}}`, c.claim, c.claim))
+		addOps = append(addOps, fmt.Sprintf(`{"op":"add","path":"/spec/volumes/-","value":{"name":%q,"persistentVolumeClaim":{"claimName":%q}}}`, c.claim, c.claim))
+		// Each removal moves the next claim's entry to the first claim's index.
+		removeOps = append(removeOps, fmt.Sprintf(`{"op":"remove","path":"/spec/volumes/%d"}`, have))
 	}
+	patch := func(ops []string) []byte { return []byte("[" + strings.Join(ops, ",") + "]") }
 	if batch {
-		return [][]byte{[]byte(`[{"op":"add","path":"/spec/volumes","value":[` + strings.Join(volumes, ",") + `]}]`)},
-			[][]byte{[]byte(`[{"op":"remove","path":"/spec/volumes"}]`)}
+		return [][]byte{patch(addOps)}, [][]byte{patch(removeOps)}
 	}
-	for j, v := range volumes {
-		body := `[{"op":"add","path":"/spec/volumes/-","value":` + v + `}]`
-		if j == 0 { // the list is absent or empty
-			body = `[{"op":"add","path":"/spec/volumes","value":[` + v + `]}]`
-		}
-		adds = append(adds, []byte(body))
-		// The VM's volumes are its claims in the order they were added.
-		removes = append(removes, []byte(`[{"op":"remove","path":"/spec/volumes/0"}]`))
+	if len(addOps) > len(claims) { // the list is created with the first claim
+		addOps = append([]string{addOps[0] + "," + addOps[1]}, addOps[2:]...)
+	}
+	for j := range claims {
+		adds = append(adds, patch(addOps[j:j+1]))
+		removes = append(removes, patch(removeOps[j:j+1]))
 	}
 	return adds, removes
 }
