@@ -24,20 +24,28 @@ import (
 	vmopvc "github.com/vmop/vmop/pkg/vcenter"
 )
 
-var benchClaims = flag.Int("claims", 40, "claims attached and detached per round of BenchmarkVolumes")
+var (
+	benchClaims    = flag.Int("claims", 40, "claims attached and detached per round of BenchmarkVolumes")
+	benchPerVolume = flag.Bool("per-volume", false, "BenchmarkVolumes changes one volume at a time on both paths, not all of a VM's at once")
+)
 
 const claimsPath = "/api/v1/namespaces/" + benchNamespace + "/persistentvolumeclaims"
 
 // BenchmarkVolumes measures attaching and detaching claims through the API against the
 // same vCenter work done directly. Each path has benchConcurrency powered-on VMs (the
 // API's from the seed's vm-example, the direct path's deployed with govmomi) and -claims
-// CNS volumes of 1 GiB on the shared datastore; each VM takes its share of the volumes one
-// after the other, the VMs at once, as BenchmarkPipeline sends its VMs. Through the API a
-// volume is one JSON patch adding (then removing) a spec.volumes entry, and a phase ends
-// when every VM's status shows every volume attached (then none), seen through a watch;
-// directly it is a CNS attach and a reconfigure adding a disk backed by the volume's file
-// (then a CNS detach and a reconfigure removing it), as the storage service does. Setup
-// (VMs, volumes, claims) is not timed.
+// CNS volumes of 1 GiB on the shared datastore, dealt to the VMs; the VMs go at once, as
+// BenchmarkPipeline sends its VMs. A phase ends through the API when every VM's status
+// shows every volume attached (then none), seen through a watch, and directly when the
+// last task is done. Setup (VMs, volumes, claims) is not timed.
+//
+// By default each VM gets all its volumes in one change, as a user adds a VM's volumes in
+// one apply: through the API one JSON patch setting spec.volumes (then one removing it);
+// directly, as a competent govmomi program does it, one CNS attach of all the VM's volumes
+// and one reconfigure adding a disk backed by each volume's file (then one CNS detach and
+// one reconfigure removing them), which is also what the storage service does for the
+// change. With -per-volume both sides go one volume at a time: one JSON patch adding (then
+// removing) one spec.volumes entry, against one CNS attach and one reconfigure per volume.
 func BenchmarkVolumes(b *testing.B) {
 	n := *benchClaims
 	st := startBenchStack(b)
@@ -62,8 +70,8 @@ func BenchmarkVolumes(b *testing.B) {
 		directVols := createVolumes(b, cnsClient, ds, n, 1024)
 		claims := st.bindClaims(b, fmt.Sprintf("bench-%d", i), apiVols)
 		b.StartTimer()
-		api.add(st.attachRound(b, apiVMs, claims))
-		raw.add(directRound(b, cnsClient, directVMs, directVols))
+		api.add(st.attachRound(b, apiVMs, claims, !*benchPerVolume))
+		raw.add(directRound(b, cnsClient, directVMs, directVols, !*benchPerVolume))
 	}
 	b.StopTimer()
 
@@ -75,12 +83,16 @@ func BenchmarkVolumes(b *testing.B) {
 	b.ReportMetric(api.detachRate(), "api-detach/s")
 	b.ReportMetric(raw.detachRate(), "direct-detach/s")
 	b.ReportMetric(detachRatio, "detach-ratio")
-	patchMS := ms(api.patches) / float64(2*api.n)
+	patchMS := ms(api.patches) / float64(api.nPatches)
 	b.ReportMetric(patchMS, "api-patch-ms")
-	b.Logf("%d claims a round on %d VMs at once, %d rounds; the API answered a patch in %.0f ms on average\n"+
+	mode := "each VM's volumes in one change"
+	if *benchPerVolume {
+		mode = "one volume a change"
+	}
+	b.Logf("%d claims a round on %d VMs at once (%s), %d rounds; the API answered a patch in %.0f ms on average\n"+
 		"  attach: API %6.1f/s (%v)   direct %6.1f/s (%v)   API/direct %.2f\n"+
 		"  detach: API %6.1f/s (%v)   direct %6.1f/s (%v)   API/direct %.2f",
-		n, benchConcurrency, b.N, patchMS,
+		n, benchConcurrency, mode, b.N, patchMS,
 		api.attachRate(), api.attach.Round(time.Millisecond), raw.attachRate(), raw.attach.Round(time.Millisecond), attachRatio,
 		api.detachRate(), api.detach.Round(time.Millisecond), raw.detachRate(), raw.detach.Round(time.Millisecond), detachRatio)
 }
@@ -89,9 +101,11 @@ func BenchmarkVolumes(b *testing.B) {
 type volumeRound struct {
 	n              int
 	attach, detach time.Duration
-	// patches is the time the API took to answer the JSON patches, summed (API path only):
-	// the part of the API path's time spent before the storage service sees a change.
-	patches time.Duration
+	// patches is the time the API took to answer the nPatches JSON patches, summed (API
+	// path only): the part of the API path's time spent before the storage service sees a
+	// change.
+	patches  time.Duration
+	nPatches int
 }
 
 func (r *volumeRound) add(o volumeRound) {
@@ -99,6 +113,7 @@ func (r *volumeRound) add(o volumeRound) {
 	r.attach += o.attach
 	r.detach += o.detach
 	r.patches += o.patches
+	r.nPatches += o.nPatches
 }
 
 func (r volumeRound) attachRate() float64 { return float64(r.n) / r.attach.Seconds() }
@@ -191,33 +206,33 @@ func (st *benchStack) poweredOnVMs(b *testing.B, prefix string, n int) []string 
 	return names
 }
 
-// attachRound attaches the claims to the VMs through the API: each VM is sent its share
-// one patch after the other, the VMs at once, and the round ends when every VM reports
-// every volume attached; then it detaches them the same way.
-func (st *benchStack) attachRound(b *testing.B, vms []string, claims []benchVolume) volumeRound {
+// attachRound attaches the claims to the VMs through the API: each VM is sent its share in
+// one patch (batch) or one patch after the other, the VMs at once, and the round ends when
+// every VM reports every volume attached; then it detaches them the same way.
+func (st *benchStack) attachRound(b *testing.B, vms []string, claims []benchVolume, batch bool) volumeRound {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w := &volumeWatch{attached: map[string]bool{}, changed: make(chan struct{})}
 	go w.follow(ctx, st.api)
 	share := split(claims, len(vms))
 	r := volumeRound{n: len(claims)}
+	adds, removes := make([][][]byte, len(vms)), make([][][]byte, len(vms))
+	for i, vm := range vms {
+		adds[i], removes[i] = volumePatches(share[i], st.volumesOf(b, vm), batch)
+	}
 	var mu sync.Mutex
 	patch := func(vm string, body []byte) error {
 		start := time.Now()
 		err := st.patchVM(vm, body)
 		mu.Lock()
 		r.patches += time.Since(start)
+		r.nPatches++
 		mu.Unlock()
 		return err
 	}
 	started := time.Now()
 	each(b, vms, func(i int, vm string) error {
-		for j, c := range share[i] {
-			volume := fmt.Sprintf(`{"name":%q,"persistentVolumeClaim":{"claimName":%q}}`, c.claim, c.claim)
-			body := []byte(`[{"op":"add","path":"/spec/volumes/-","value":` + volume + `}]`)
-			if j == 0 { // the VM has no volumes: the list is absent or empty
-				body = []byte(`[{"op":"add","path":"/spec/volumes","value":[` + volume + `]}]`)
-			}
+		for _, body := range adds[i] {
 			if err := patch(vm, body); err != nil {
 				return err
 			}
@@ -232,9 +247,8 @@ func (st *benchStack) attachRound(b *testing.B, vms []string, claims []benchVolu
 	r.attach = time.Since(started)
 	started = time.Now()
 	each(b, vms, func(i int, vm string) error {
-		for range share[i] {
-			// The VM's volumes are its claims in the order they were added.
-			if err := patch(vm, []byte(`[{"op":"remove","path":"/spec/volumes/0"}]`)); err != nil {
+		for _, body := range removes[i] {
+			if err := patch(vm, body); err != nil {
 				return err
 			}
 		}
@@ -247,6 +261,55 @@ func (st *benchStack) attachRound(b *testing.B, vms []string, claims []benchVolu
 	})
 	r.detach = time.Since(started)
 	return r
+}
+
+// volumesOf tells how many spec.volumes entries the VM has (the seed's VMs may have their
+// image disks there), -1 when it has no list.
+func (st *benchStack) volumesOf(b *testing.B, vm string) int {
+	b.Helper()
+	code, body, err := st.api.do("GET", vmsPath+"/"+vm, nil)
+	if err != nil || code != http.StatusOK {
+		b.Fatalf("get %s: %d %s %v", vm, code, body, err)
+	}
+	var got struct {
+		Spec struct {
+			Volumes *[]json.RawMessage `json:"volumes"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		b.Fatal(err)
+	}
+	if got.Spec.Volumes == nil {
+		return -1
+	}
+	return len(*got.Spec.Volumes)
+}
+
+// volumePatches are the JSON patches that append the claims to a VM's have volumes (-1: no
+// list), in one patch with batch, else one each, and those that take them away again.
+func volumePatches(claims []benchVolume, have int, batch bool) (adds, removes [][]byte) {
+	var addOps, removeOps []string
+	if have < 0 {
+		addOps = append(addOps, `{"op":"add","path":"/spec/volumes","value":[]}`)
+		have = 0
+	}
+	for _, c := range claims {
+		addOps = append(addOps, fmt.Sprintf(`{"op":"add","path":"/spec/volumes/-","value":{"name":%q,"persistentVolumeClaim":{"claimName":%q}}}`, c.claim, c.claim))
+		// Each removal moves the next claim's entry to the first claim's index.
+		removeOps = append(removeOps, fmt.Sprintf(`{"op":"remove","path":"/spec/volumes/%d"}`, have))
+	}
+	patch := func(ops []string) []byte { return []byte("[" + strings.Join(ops, ",") + "]") }
+	if batch {
+		return [][]byte{patch(addOps)}, [][]byte{patch(removeOps)}
+	}
+	if len(addOps) > len(claims) { // the list is created with the first claim
+		addOps = append([]string{addOps[0] + "," + addOps[1]}, addOps[2:]...)
+	}
+	for j := range claims {
+		adds = append(adds, patch(addOps[j:j+1]))
+		removes = append(removes, patch(removeOps[j:j+1]))
+	}
+	return adds, removes
 }
 
 func (st *benchStack) patchVM(vm string, patch []byte) error {
@@ -268,8 +331,9 @@ func (st *benchStack) patchVM(vm string, patch []byte) error {
 	return nil
 }
 
-// directRound does the same vCenter work with govmomi alone.
-func directRound(b *testing.B, c *cns.Client, vms []*object.VirtualMachine, vols []benchVolume) volumeRound {
+// directRound does the same vCenter work with govmomi alone: each VM's volumes in one CNS
+// call and one reconfigure (batch), or one volume after the other.
+func directRound(b *testing.B, c *cns.Client, vms []*object.VirtualMachine, vols []benchVolume, batch bool) volumeRound {
 	ctx := context.Background()
 	share := split(vols, len(vms))
 	r := volumeRound{n: len(vols)}
@@ -289,29 +353,27 @@ func directRound(b *testing.B, c *cns.Client, vms []*object.VirtualMachine, vols
 				used[*d.GetVirtualDevice().UnitNumber] = true
 			}
 		}
-		for _, v := range share[i] {
+		var disks []types.BaseVirtualDevice
+		for k, v := range share[i] {
 			unit := int32(0)
 			for used[unit] {
 				unit++
 			}
 			used[unit] = true
-			if err := cnsTask(ctx, func() (*object.Task, error) {
-				return c.AttachVolume(ctx, []cnstypes.CnsVolumeAttachDetachSpec{{VolumeId: cnstypes.CnsVolumeId{Id: v.id}, Vm: vm.Reference()}})
-			}); err != nil {
-				return err
-			}
-			disk := &types.VirtualDisk{
-				VirtualDevice: types.VirtualDevice{Key: -1, ControllerKey: scsi.Key, UnitNumber: &unit, Backing: &types.VirtualDiskFlatVer2BackingInfo{
+			disks = append(disks, &types.VirtualDisk{
+				VirtualDevice: types.VirtualDevice{Key: int32(-1 - k), ControllerKey: scsi.Key, UnitNumber: &unit, Backing: &types.VirtualDiskFlatVer2BackingInfo{
 					VirtualDeviceFileBackingInfo: types.VirtualDeviceFileBackingInfo{FileName: v.path},
 					DiskMode:                     string(types.VirtualDiskModePersistent), ThinProvisioned: types.NewBool(true),
 				}},
 				CapacityInBytes: 1 << 30, CapacityInKB: 1 << 20, VDiskId: &types.ID{Id: v.id},
-			}
-			if err := reconfigureDevices(ctx, vm, types.VirtualDeviceConfigSpecOperationAdd, disk); err != nil {
+			})
+		}
+		return inGroups(share[i], disks, batch, func(vols []benchVolume, disks []types.BaseVirtualDevice) error {
+			if err := cnsTask(ctx, func() (*object.Task, error) { return c.AttachVolume(ctx, attachSpecs(vols, vm)) }); err != nil {
 				return err
 			}
-		}
-		return nil
+			return reconfigureDevices(ctx, vm, types.VirtualDeviceConfigSpecOperationAdd, disks)
+		})
 	})
 	r.attach = time.Since(started)
 	started = time.Now()
@@ -320,12 +382,8 @@ func directRound(b *testing.B, c *cns.Client, vms []*object.VirtualMachine, vols
 		if err != nil {
 			return err
 		}
+		var disks []types.BaseVirtualDevice
 		for _, v := range share[i] {
-			if err := cnsTask(ctx, func() (*object.Task, error) {
-				return c.DetachVolume(ctx, []cnstypes.CnsVolumeAttachDetachSpec{{VolumeId: cnstypes.CnsVolumeId{Id: v.id}, Vm: vm.Reference()}})
-			}); err != nil {
-				return err
-			}
 			var disk types.BaseVirtualDevice
 			for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
 				if id := d.(*types.VirtualDisk).VDiskId; id != nil && id.Id == v.id {
@@ -335,14 +393,39 @@ func directRound(b *testing.B, c *cns.Client, vms []*object.VirtualMachine, vols
 			if disk == nil {
 				return fmt.Errorf("no disk of volume %s on %s", v.id, vm.Reference().Value)
 			}
-			if err := reconfigureDevices(ctx, vm, types.VirtualDeviceConfigSpecOperationRemove, disk); err != nil {
+			disks = append(disks, disk)
+		}
+		return inGroups(share[i], disks, batch, func(vols []benchVolume, disks []types.BaseVirtualDevice) error {
+			if err := cnsTask(ctx, func() (*object.Task, error) { return c.DetachVolume(ctx, attachSpecs(vols, vm)) }); err != nil {
 				return err
 			}
-		}
-		return nil
+			return reconfigureDevices(ctx, vm, types.VirtualDeviceConfigSpecOperationRemove, disks)
+		})
 	})
 	r.detach = time.Since(started)
 	return r
+}
+
+// inGroups calls f with all the volumes and their disks (batch), or with each volume and
+// its disk in turn.
+func inGroups(vols []benchVolume, disks []types.BaseVirtualDevice, batch bool, f func([]benchVolume, []types.BaseVirtualDevice) error) error {
+	if batch {
+		return f(vols, disks)
+	}
+	for i := range vols {
+		if err := f(vols[i:i+1], disks[i:i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func attachSpecs(vols []benchVolume, vm *object.VirtualMachine) []cnstypes.CnsVolumeAttachDetachSpec {
+	specs := make([]cnstypes.CnsVolumeAttachDetachSpec, len(vols))
+	for i, v := range vols {
+		specs[i] = cnstypes.CnsVolumeAttachDetachSpec{VolumeId: cnstypes.CnsVolumeId{Id: v.id}, Vm: vm.Reference()}
+	}
+	return specs
 }
 
 func cnsTask(ctx context.Context, start func() (*object.Task, error)) error {
@@ -354,10 +437,12 @@ func cnsTask(ctx context.Context, start func() (*object.Task, error)) error {
 	return err
 }
 
-func reconfigureDevices(ctx context.Context, vm *object.VirtualMachine, op types.VirtualDeviceConfigSpecOperation, d types.BaseVirtualDevice) error {
-	task, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{DeviceChange: []types.BaseVirtualDeviceConfigSpec{
-		&types.VirtualDeviceConfigSpec{Operation: op, Device: d},
-	}})
+func reconfigureDevices(ctx context.Context, vm *object.VirtualMachine, op types.VirtualDeviceConfigSpecOperation, devices []types.BaseVirtualDevice) error {
+	var changes []types.BaseVirtualDeviceConfigSpec
+	for _, d := range devices {
+		changes = append(changes, &types.VirtualDeviceConfigSpec{Operation: op, Device: d})
+	}
+	task, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{DeviceChange: changes})
 	if err != nil {
 		return err
 	}

@@ -252,7 +252,16 @@ func (l *objectLocks) lock(key string) (unlock func()) {
 // readObject reads ref's latest spec and the slices of the service and its inputs as Run
 // does; found is false for a missing object or a tombstone.
 func readObject(ctx context.Context, js jetstream.JetStream, cfg Config, ref events.Ref) (o Object, found bool, err error) {
+	// The slices are read at once, beside the spec: each read is a round trip to JetStream.
+	services := append([]string{cfg.Service}, cfg.Inputs...)
+	statuses := make([]events.StatusRecord, len(services))
+	errs := make([]error, len(services))
+	var wg sync.WaitGroup
+	for i, svc := range services {
+		wg.Go(func() { statuses[i], errs[i] = events.LastStatus(ctx, js, ref, svc) })
+	}
 	rec, err := events.LastSpec(ctx, js, ref)
+	wg.Wait()
 	if errors.Is(err, events.ErrNotFound) {
 		return Object{}, false, nil
 	}
@@ -267,19 +276,18 @@ func readObject(ctx context.Context, js jetstream.JetStream, cfg Config, ref eve
 		return Object{}, false, fmt.Errorf("%w: decode spec of %s: %v", events.ErrPermanent, ref, err)
 	}
 	o = Object{Ref: ref, Spec: rec, Meta: head.Metadata, Slices: map[string]events.Slice{}}
-	for _, svc := range append([]string{cfg.Service}, cfg.Inputs...) {
-		st, err := events.LastStatus(ctx, js, ref, svc)
-		if errors.Is(err, events.ErrNotFound) {
+	for i, svc := range services {
+		if errors.Is(errs[i], events.ErrNotFound) {
 			continue
 		}
-		if err != nil {
-			return Object{}, false, fmt.Errorf("read %s status of %s: %w", svc, ref, err)
+		if errs[i] != nil {
+			return Object{}, false, fmt.Errorf("read %s status of %s: %w", svc, ref, errs[i])
 		}
-		if st.Slice.UID == o.Meta.UID {
-			o.Slices[svc] = st.Slice
+		if statuses[i].Slice.UID == o.Meta.UID {
+			o.Slices[svc] = statuses[i].Slice
 		}
 		if o.released(cfg.Service) {
-			break // nothing is reconciled: the inputs need no reading
+			break // nothing is reconciled: the inputs are not needed
 		}
 	}
 	return o, true, nil

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vmop/vmop/pkg/events"
 )
 
 // The patch media types, as kube-apiserver accepts them.
@@ -75,7 +77,7 @@ func (s *server) patch(c echo.Context, t target) error {
 		if err := identify(obj, &t); err != nil {
 			return err
 		}
-		retry, err := s.replaceFrom(c, t, obj, rec.Seq)
+		retry, err := s.replaceFrom(c, t, obj, rec)
 		if !retry || attempt == staleAttempts {
 			return err
 		}
@@ -86,16 +88,25 @@ func (s *server) patch(c echo.Context, t target) error {
 // to a concurrent write: it is applied again to the new state, as kube-apiserver retries.
 const staleAttempts = 5
 
-// replaceFrom stores obj, a patch's or an apply's result computed from the object at
-// seq, as an update. Unless obj names a resourceVersion itself (the client's
-// precondition), a write since seq is a conflict and retry says to compute it again from
+// replaceFrom stores obj, a patch's or an apply's result computed from the object's
+// record rec, as an update over rec (not read again: the append's compare-and-swap
+// catches a write since). Unless obj names a resourceVersion itself (the client's
+// precondition), a write since rec is a conflict and retry says to compute it again from
 // the new state: stored over it, that write would be lost.
-func (s *server) replaceFrom(c echo.Context, t target, obj map[string]any, seq uint64) (retry bool, err error) {
+func (s *server) replaceFrom(c echo.Context, t target, obj map[string]any, rec events.SpecRecord) (retry bool, err error) {
 	precondition := metaString(obj, "resourceVersion") != ""
 	if !precondition {
-		metadata(obj)["resourceVersion"] = strconv.FormatUint(seq, 10)
+		metadata(obj)["resourceVersion"] = strconv.FormatUint(rec.Seq, 10)
 	}
-	err = s.replace(c, t, obj)
+	dry, err := dryRun(c)
+	if err != nil {
+		return false, err
+	}
+	var old map[string]any // rec's body afresh: the caller's copy was converted for the client
+	if err := json.Unmarshal(rec.Body, &old); err != nil {
+		return false, fmt.Errorf("decode spec of %s: %w", t.ref(), err)
+	}
+	err = s.replaceOver(c, t, obj, dry, rec, old)
 	if apierrors.IsConflict(err) && !precondition {
 		c.Response().Header().Del("Warning") // the next attempt's admission warns again
 		return true, err

@@ -63,7 +63,7 @@ func (s *server) serverSideApply(c echo.Context, t target) error {
 		if rv := metaString(config, "resourceVersion"); rv != "" {
 			metadata(merged)["resourceVersion"] = rv // the client's precondition
 		}
-		retry, err := s.replaceFrom(c, t, merged, rec.Seq)
+		retry, err := s.replaceFrom(c, t, merged, rec)
 		if !retry || attempt == staleAttempts {
 			return err
 		}

@@ -149,15 +149,22 @@ func (s *server) replace(c echo.Context, t target, obj map[string]any) error {
 // replaceAs is replace with the dry run decided by the caller (an action reads it from its
 // options body too).
 func (s *server) replaceAs(c echo.Context, t target, obj map[string]any, dry bool) error {
-	unknown := t.toHub(obj)
-	ctx := c.Request().Context()
-	rec, old, found, err := s.specs.live(ctx, t)
+	rec, old, found, err := s.specs.live(c.Request().Context(), t)
 	if err != nil {
 		return err
 	}
 	if !found {
 		return notFound(t.gr(), t.Name)
 	}
+	return s.replaceOver(c, t, obj, dry, rec, old)
+}
+
+// replaceOver is replaceAs over rec, the object's latest record as the caller read it, and
+// old, its decoded body; the append's compare-and-swap on rec makes a write since then a
+// conflict.
+func (s *server) replaceOver(c echo.Context, t target, obj map[string]any, dry bool, rec events.SpecRecord, old map[string]any) error {
+	unknown := t.toHub(obj)
+	ctx := c.Request().Context()
 	if rv := metaString(obj, "resourceVersion"); rv != "" {
 		a, ok := specSeqOf(rv)
 		if !ok {
@@ -189,7 +196,8 @@ func (s *server) replaceAs(c echo.Context, t target, obj map[string]any, dry boo
 	if err := s.recordManager(c, t, old, obj); err != nil {
 		return err
 	}
-	if obj, err = normalize(obj); err != nil {
+	obj, err := normalize(obj)
+	if err != nil {
 		return fmt.Errorf("normalize %s: %w", t.ref(), err)
 	}
 	if !sameContent(obj, old) {

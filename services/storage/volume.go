@@ -77,7 +77,7 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 	on := mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn
 
 	var changes []types.BaseVirtualDeviceConfigSpec
-	var attached []string // CNS volumes attached for the disks added below
+	var pending []placedVolume // the volumes to attach, each at its slot
 	s := newSlots(devices)
 	keep := map[string]bool{} // volume IDs the spec still asks for
 	// The volumes to attach stay locked until their disks are added (in ID order, so
@@ -109,15 +109,15 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 			}
 			continue
 		}
-		change, err := a.attachOne(ctx, vcVM, w, s, on)
-		if err != nil {
-			return volumeReport{}, mvm, err
-		}
-		if change != nil {
-			changes = append(changes, change)
-			attached = append(attached, w.cns.id)
+		if p, ok := place(w, s, on); ok {
+			pending = append(pending, p)
 		}
 	}
+	adds, attached, err := a.attachAll(ctx, vcVM, pending, s)
+	if err != nil {
+		return volumeReport{}, mvm, err
+	}
+	changes = append(changes, adds...)
 	held := heldDisks(vm.Spec.Volumes, prev)
 	removes, err := a.detachRemoved(ctx, vcVM, devices, keep, held, on)
 	if err != nil {
@@ -134,10 +134,8 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 		}
 		if reconfigureErr != nil {
 			// vCenter refused: the attachments recorded for the disks it did not add go.
-			for _, id := range attached {
-				if err := a.cns.detach(ctx, id, vcVM.Reference()); err != nil {
-					return volumeReport{}, mvm, err
-				}
+			if err := a.cns.detachAll(ctx, attached, vcVM.Reference()); err != nil {
+				return volumeReport{}, mvm, err
 			}
 		}
 		if mvm, _, err = readVM(ctx, a.vc, vcVM.Reference().Value, ""); err != nil {
@@ -161,14 +159,16 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 func (a *attacher) detachRemoved(ctx context.Context, vcVM *object.VirtualMachine, devices object.VirtualDeviceList,
 	keep map[string]bool, held map[string]string, on bool) ([]types.BaseVirtualDeviceConfigSpec, error) {
 	var removes []types.BaseVirtualDeviceConfigSpec
+	var ids []string
 	for id, disk := range cnsDisks(devices) {
 		if _, ok := held[backingOf(disk).uuid]; ok || keep[id] || (on && isIDE(devices, disk)) {
 			continue
 		}
-		if err := a.cns.detach(ctx, id, vcVM.Reference()); err != nil {
-			return nil, err
-		}
+		ids = append(ids, id)
 		removes = append(removes, removeDisk(disk))
+	}
+	if err := a.cns.detachAll(ctx, ids, vcVM.Reference()); err != nil {
+		return nil, err
 	}
 	return removes, nil
 }
@@ -181,13 +181,14 @@ func (a *attacher) resolve(ctx context.Context, ref events.Ref, vm model.Virtual
 	var want []wantVolume
 	var ids []string
 	attached := cnsDisks(devices)
-	for _, v := range vm.Spec.Volumes {
+	claims, errs := readClaims(ctx, ref.Namespace, vm.Spec.Volumes, readClaim)
+	for i, v := range vm.Spec.Volumes {
 		if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName == "" {
 			continue
 		}
 		w := wantVolume{spec: v}
 		name := v.PersistentVolumeClaim.ClaimName
-		c, err := readClaim(ctx, ref.Namespace, name)
+		c, err := claims[i], errs[i]
 		switch {
 		case errors.Is(err, errNoClaim):
 			w.problem = fmt.Sprintf("PersistentVolumeClaim %q not found", name)
@@ -231,42 +232,80 @@ func (a *attacher) resolve(ctx context.Context, ref events.Ref, vm model.Virtual
 	return want, nil
 }
 
-// attachOne records the attachment in CNS and returns the disk to add, or nil with
-// w.problem set when the volume cannot be attached. CNS refuses a second attachment of a
-// volume: when another VM has its disk, the claim is taken (unless both share it
-// multi-writer); when none has, the attachment is left over from a reconcile cut short
-// before its reconfigure (this VM's, or a deleted VM's) and the disk is added now. The
-// caller holds the volume's lock, so no other VM is between the two steps.
-func (a *attacher) attachOne(ctx context.Context, vcVM *object.VirtualMachine, w *wantVolume, s *slots, on bool) (types.BaseVirtualDeviceConfigSpec, error) {
+// readClaims reads the claims the volumes name, all at once (each is a read of SPECS),
+// into the volumes' positions.
+func readClaims(ctx context.Context, namespace string, volumes []model.VirtualMachineVolume,
+	readClaim func(ctx context.Context, namespace, name string) (claim, error)) ([]claim, []error) {
+	claims, errs := make([]claim, len(volumes)), make([]error, len(volumes))
+	var wg sync.WaitGroup
+	for i, v := range volumes {
+		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName != "" {
+			wg.Go(func() { claims[i], errs[i] = readClaim(ctx, namespace, v.PersistentVolumeClaim.ClaimName) })
+		}
+	}
+	wg.Wait()
+	return claims, errs
+}
+
+// placedVolume is a volume to attach and the slot its disk goes to.
+type placedVolume struct {
+	w             *wantVolume
+	ctrlKey, unit int32
+}
+
+// place finds the volume's slot; false with w.problem set when it cannot be attached.
+func place(w *wantVolume, s *slots, on bool) (placedVolume, bool) {
 	ctrlKey, unit, err := s.place(w.spec)
-	if err != nil {
+	switch {
+	case err != nil:
 		w.problem = err.Error()
-		return nil, nil
-	}
-	if on && ctrlKey < 0 && w.spec.ApplicationType == model.VolumeApplicationTypeMicrosoftWSFC {
+	case on && ctrlKey < 0 && w.spec.ApplicationType == model.VolumeApplicationTypeMicrosoftWSFC:
 		w.problem = "a SCSI controller with physical bus sharing cannot be added while the VM is powered on"
-		return nil, nil
-	}
-	if on && s.isIDE(ctrlKey) {
+	case on && s.isIDE(ctrlKey):
 		w.problem = "an IDE controller cannot take a disk while the VM is powered on"
-		return nil, nil
+	default:
+		return placedVolume{w: w, ctrlKey: ctrlKey, unit: unit}, true
 	}
-	err = a.cns.attach(ctx, w.cns.id, vcVM.Reference())
-	if errors.Is(err, errInUse) && !(volumeSharing(w.spec) == model.VolumeSharingModeMultiWriter && w.claim.shared) {
-		holder, herr := a.holder(ctx, w.cns, vcVM.Reference())
-		if herr != nil {
-			return nil, herr
-		}
-		if holder != "" {
-			w.problem = fmt.Sprintf("PersistentVolumeClaim %q is ReadWriteOnce and attached to VM %s", w.claim.name, holder)
-			return nil, nil
-		}
-	} else if err != nil && !errors.Is(err, errInUse) {
-		return nil, err
+	return placedVolume{}, false
+}
+
+// attachAll records the attachments in CNS, all in one call, and returns the disks to add
+// and the volumes they stand for; a volume that cannot be attached gets w.problem. CNS
+// refuses a second attachment of a volume: when another VM has its disk, the claim is
+// taken (unless both share it multi-writer); when none has, the attachment is left over
+// from a reconcile cut short before its reconfigure (this VM's, or a deleted VM's) and the
+// disk is added now. The caller holds the volumes' locks, so no other VM is between the
+// two steps.
+func (a *attacher) attachAll(ctx context.Context, vcVM *object.VirtualMachine, pending []placedVolume, s *slots) ([]types.BaseVirtualDeviceConfigSpec, []string, error) {
+	ids := make([]string, len(pending))
+	for i, p := range pending {
+		ids[i] = p.w.cns.id
 	}
-	key := s.newKey
-	s.newKey--
-	return addDisk(w.cns, w.spec, key, ctrlKey, unit), nil
+	results, err := a.cns.attachAll(ctx, ids, vcVM.Reference())
+	if err != nil {
+		return nil, nil, err
+	}
+	var adds []types.BaseVirtualDeviceConfigSpec
+	var attached []string
+	for i, p := range pending {
+		w := p.w
+		if errors.Is(results[i], errInUse) && !(volumeSharing(w.spec) == model.VolumeSharingModeMultiWriter && w.claim.shared) {
+			holder, err := a.holder(ctx, w.cns, vcVM.Reference())
+			if err != nil {
+				return nil, nil, err
+			}
+			if holder != "" {
+				w.problem = fmt.Sprintf("PersistentVolumeClaim %q is ReadWriteOnce and attached to VM %s", w.claim.name, holder)
+				continue
+			}
+		} else if results[i] != nil && !errors.Is(results[i], errInUse) {
+			return nil, nil, results[i]
+		}
+		adds = append(adds, addDisk(w.cns, w.spec, s.newKey, p.ctrlKey, p.unit))
+		s.newKey--
+		attached = append(attached, w.cns.id)
+	}
+	return adds, attached, nil
 }
 
 // holder names another VM that has a disk backed by the volume, "" when none does.

@@ -55,7 +55,10 @@ func (r *cnsRegistry) volumes(ctx context.Context, ids []string) (map[string]cns
 	if err != nil {
 		return nil, fmt.Errorf("CNS query volumes %v: %w", ids, err)
 	}
-	for _, v := range res.Volumes {
+	found := make([]cnsVolume, len(res.Volumes))
+	errs := make([]error, len(res.Volumes))
+	var wg sync.WaitGroup
+	for i, v := range res.Volumes {
 		cv := cnsVolume{id: v.VolumeId.Id, capacity: v.BackingObjectDetails.GetCnsBackingObjectDetails().CapacityInMb << 20}
 		if b, ok := v.BackingObjectDetails.(*cnstypes.CnsBlockBackingDetails); ok {
 			cv.diskPath = b.BackingDiskPath
@@ -63,13 +66,18 @@ func (r *cnsRegistry) volumes(ctx context.Context, ids []string) (map[string]cns
 		if p, ok := r.paths.Load(cv.id); ok && cv.diskPath == "" {
 			cv.diskPath = p.(string)
 		}
+		found[i] = cv
 		if cv.diskPath == "" && v.VolumeType == string(cnstypes.CnsVolumeTypeBlock) {
 			// vcsim answers the base backing details, without the path: the volume's
-			// first-class disk has it.
-			if cv.diskPath, err = r.fcdPath(ctx, v.VolumeId.Id, v.DatastoreUrl); err != nil {
-				return nil, err
-			}
+			// first-class disk has it (the volumes' disks are asked about at once).
+			wg.Go(func() { found[i].diskPath, errs[i] = r.fcdPath(ctx, v.VolumeId.Id, v.DatastoreUrl) })
 		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, cv := range found {
 		if cv.diskPath != "" {
 			r.paths.Store(cv.id, cv.diskPath)
 		}
@@ -124,53 +132,95 @@ func (r *cnsRegistry) datastore(ctx context.Context, url string) (*types.Managed
 	return nil, nil
 }
 
-// attach records in CNS that vm uses the volume; errInUse when CNS says it is attached
-// already.
-func (r *cnsRegistry) attach(ctx context.Context, id string, vm types.ManagedObjectReference) error {
-	err := r.run(ctx, func() (*object.Task, error) {
-		return r.c.AttachVolume(ctx, []cnstypes.CnsVolumeAttachDetachSpec{{VolumeId: cnstypes.CnsVolumeId{Id: id}, Vm: vm}})
-	})
-	if fault.Is(err, &types.ResourceInUse{}) {
-		return errInUse
-	}
-	if err != nil {
-		return fmt.Errorf("CNS attach volume %s to %s: %w", id, vm.Value, err)
-	}
-	return nil
-}
-
-// detach records in CNS that vm no longer uses the volume; a volume CNS does not record
-// as attached (a detach that already ran) is detached.
-func (r *cnsRegistry) detach(ctx context.Context, id string, vm types.ManagedObjectReference) error {
-	err := r.run(ctx, func() (*object.Task, error) {
-		return r.c.DetachVolume(ctx, []cnstypes.CnsVolumeAttachDetachSpec{{VolumeId: cnstypes.CnsVolumeId{Id: id}, Vm: vm}})
-	})
-	if fault.Is(err, &types.InvalidArgument{}) || fault.Is(err, &types.NotFound{}) {
+// attachAll records in CNS that vm uses the volumes, in one task, and tells each volume's
+// outcome, in the order of ids: nil, errInUse when CNS says it is attached already, or why
+// it failed.
+func (r *cnsRegistry) attachAll(ctx context.Context, ids []string, vm types.ManagedObjectReference) ([]error, error) {
+	return r.batch(ctx, ids, vm, r.c.AttachVolume, func(id string, err error) error {
+		if fault.Is(err, &types.ResourceInUse{}) {
+			return errInUse
+		}
+		if err != nil {
+			return fmt.Errorf("CNS attach volume %s to %s: %w", id, vm.Value, err)
+		}
 		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("CNS detach volume %s from %s: %w", id, vm.Value, err)
-	}
-	return nil
+	})
 }
 
-// run starts a CNS task and waits for it; a fault of the task or of its one volume
-// result is the error.
-func (r *cnsRegistry) run(ctx context.Context, start func() (*object.Task, error)) error {
-	t, err := start()
+// detachAll records in CNS that vm no longer uses the volumes, in one task; a volume CNS
+// does not record as attached (a detach that already ran) is detached.
+func (r *cnsRegistry) detachAll(ctx context.Context, ids []string, vm types.ManagedObjectReference) error {
+	outcomes, err := r.batch(ctx, ids, vm, r.c.DetachVolume, func(id string, err error) error {
+		if err != nil && !fault.Is(err, &types.InvalidArgument{}) && !fault.Is(err, &types.NotFound{}) {
+			return fmt.Errorf("CNS detach volume %s from %s: %w", id, vm.Value, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
+	}
+	return errors.Join(outcomes...)
+}
+
+// batch runs one CNS attach or detach task for all the volumes and gives each volume's
+// result (its fault, or nil) to outcome. A task that fails as a whole (vcsim fails it at
+// the first volume it refuses, keeping what it did for those before) is run again one
+// volume at a time, so that each volume gets its own answer; an error is returned only
+// when CNS cannot be asked.
+func (r *cnsRegistry) batch(ctx context.Context, ids []string, vm types.ManagedObjectReference,
+	start func(context.Context, []cnstypes.CnsVolumeAttachDetachSpec) (*object.Task, error),
+	outcome func(id string, err error) error) ([]error, error) {
+	out := make([]error, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	specs := make([]cnstypes.CnsVolumeAttachDetachSpec, len(ids))
+	for i, id := range ids {
+		specs[i] = cnstypes.CnsVolumeAttachDetachSpec{VolumeId: cnstypes.CnsVolumeId{Id: id}, Vm: vm}
+	}
+	faults, err := r.run(ctx, func() (*object.Task, error) { return start(ctx, specs) })
+	switch {
+	case err == nil:
+		for i, id := range ids {
+			out[i] = outcome(id, faults[id])
+		}
+		return out, nil
+	case !vcenter.IsFault(err):
+		return nil, err
+	case len(ids) == 1:
+		out[0] = outcome(ids[0], err)
+		return out, nil
+	}
+	for i := range ids {
+		one, err := r.batch(ctx, ids[i:i+1], vm, start, outcome)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = one[0]
+	}
+	return out, nil
+}
+
+// run starts a CNS task and waits for it; it returns the fault of each volume that has
+// one, by volume ID, or the task's error.
+func (r *cnsRegistry) run(ctx context.Context, start func() (*object.Task, error)) (map[string]error, error) {
+	t, err := start()
+	if err != nil {
+		return nil, err
 	}
 	info, err := vcenter.WaitTask(ctx, t)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	res, err := cns.GetTaskResult(ctx, info)
+	results, err := cns.GetTaskResultArray(ctx, info)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if f := res.GetCnsVolumeOperationResult().Fault; f != nil {
-		return task.Error{LocalizedMethodFault: f}
+	faults := map[string]error{}
+	for _, res := range results {
+		if r := res.GetCnsVolumeOperationResult(); r.Fault != nil {
+			faults[r.VolumeId.Id] = task.Error{LocalizedMethodFault: r.Fault}
+		}
 	}
-	return nil
+	return faults, nil
 }

@@ -155,11 +155,13 @@ func TestWSFCAddsPhysicalSharingController(t *testing.T) {
 }
 
 // A volume naming a missing claim, or an unbound one, or a ReadWriteOnce claim another VM
-// has, is reported with the reason and nothing is attached; once the claim is bound, it
-// is attached.
+// has, is reported with the reason and nothing is attached for it, while a free claim
+// asked for in the same change (one CNS attach with the taken one, which CNS refuses
+// whole) is attached; once the claim is bound, it is attached.
 func TestVolumeProblems(t *testing.T) {
 	js := startService(t)
 	taken := boundClaim(t, js, "taken", "8Gi", model.AccessModeReadWriteOnce)
+	free := boundClaim(t, js, "free", "8Gi", model.AccessModeReadWriteOnce)
 	// Its class does not exist, so the claim loop leaves it unbound until the test binds it.
 	unbound := &testClaim{ref: events.Ref{Plural: pluralClaims, Namespace: "my-namespace", Name: "unbound"}, uid: "u-1", access: model.AccessModeReadWriteOnce, size: "8Gi", class: "no-such-class"}
 	unbound.put(t, js)
@@ -173,7 +175,7 @@ func TestVolumeProblems(t *testing.T) {
 	volumesVerified(t, js, first, "True")
 
 	second := upgradedVM("my-namespace", "second", vmSpec(
-		claimVolume("missing", "no-such-claim"), claimVolume("pending", "unbound"), claimVolume("shared", "taken"),
+		claimVolume("missing", "no-such-claim"), claimVolume("pending", "unbound"), claimVolume("fresh", "free"), claimVolume("shared", "taken"),
 		claimVolume("deleted", "going")))
 	second.Put(t, js, false)
 	secondVM := second.Deploy(t, vc, js, inventory.PhotonImage)
@@ -192,8 +194,11 @@ func TestVolumeProblems(t *testing.T) {
 	if _, reason := deploytest.Condition(st, model.ConditionHardwareVolumesVerified); reason != model.ReasonHardwareVolumesMismatch {
 		t.Errorf("VolumesVerified reason %s, want %s", reason, model.ReasonHardwareVolumesMismatch)
 	}
-	if d := disksOf(t, secondVM); len(d) != 0 {
-		t.Errorf("the second VM has CNS disks %v, want none", d)
+	if s := volumeStatus(st, "fresh"); s == nil || !s.Attached || s.Error != "" {
+		t.Errorf("status of fresh = %+v, want attached", s)
+	}
+	if d := disksOf(t, secondVM); len(d) != 1 || len(d[free.volumeID]) != 1 {
+		t.Errorf("the second VM has CNS disks %v, want one, of the free claim's volume", d)
 	}
 	if d := disksOf(t, holderVM)[taken.volumeID]; len(d) != 1 {
 		t.Errorf("the holder has %d disks of its volume, want 1", len(d))
