@@ -11,7 +11,6 @@ import (
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/inventory"
-	"github.com/vmop/vmop/pkg/inventory/deploytest"
 	"github.com/vmop/vmop/pkg/model"
 )
 
@@ -33,7 +32,9 @@ func TestClaimDeletionWaitsForAttachedDisk(t *testing.T) {
 	if err != nil || path == "" {
 		t.Fatalf("disk path of volume %s: %q (%v)", stored.Spec.VolumeName, path, err)
 	}
-	v := deploytest.NewVM("my-namespace", "attacher", model.VirtualMachineSpec{StorageClass: "my-storage-class"})
+	// Upgraded already: its image disk is not registered, so the VM's own loop leaves the
+	// disk this test attaches alone (it names no volume in vDiskId).
+	v := upgradedVM("my-namespace", "attacher", model.VirtualMachineSpec{StorageClass: "my-storage-class"})
 	v.Put(t, js, false)
 	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
 	disk := attachDisk(t, vm, path)
