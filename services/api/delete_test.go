@@ -99,3 +99,24 @@ func statusSeqs(t *testing.T, js jetstream.JetStream) []uint64 {
 	}
 	return seqs
 }
+
+// An object without finalizers or owning services goes at once, and its status slices with
+// it: a ResourceQuota's, which the gateway's quota keeper published, leaves nothing in STATUS.
+func TestDeleteAtOncePurgesStatus(t *testing.T) {
+	js := newStreams(t)
+	g := startGateway(t, js, t.TempDir())
+	if code, resp := g.do("POST", quotas, adminToken, myQuota); code != http.StatusCreated {
+		t.Fatalf("create quota: %d %s", code, resp)
+	}
+	ref := events.Ref{Plural: "resourcequotas", Namespace: "my-namespace", Name: "my-quota"}
+	g.eventually("the quota's status slice", func() bool {
+		_, err := events.LastStatus(context.Background(), js, ref, "quota")
+		return err == nil
+	})
+	if code, resp := g.do("DELETE", quotas+"/my-quota", adminToken, nil); code != http.StatusOK {
+		t.Fatalf("delete quota: %d %s", code, resp)
+	}
+	if _, err := events.LastStatus(context.Background(), js, ref, "quota"); err == nil {
+		t.Error("the deleted quota's status slice is still in STATUS")
+	}
+}

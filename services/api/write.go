@@ -243,7 +243,8 @@ func (s *server) delete(c echo.Context, t target) error {
 		return writeHubObject(c, t, http.StatusOK, obj)
 	}
 	if len(finalizers(obj)) == 0 && len(t.Kind.Owners) == 0 {
-		if _, err := s.specs.append(ctx, t, events.OpDelete, obj, rec.Seq); err != nil {
+		// Gone at once: its tombstone, and its status slices (a quota's, an image's) with it.
+		if err := s.specs.Remove(ctx, t.Kind, t.Namespace, t.Name, obj, rec.Seq); err != nil {
 			return err
 		}
 		return writeHubObject(c, t, http.StatusOK, obj)
