@@ -126,10 +126,12 @@ func TestFoldStaleUIDSliceIgnored(t *testing.T) {
 	h.remove(old)
 	vm := obj{ns: "ns1", name: "vm-a", uid: "new"}
 	specSeq := h.put(vm)
+	// The new incarnation folded first: a slice of the old one folded before the tombstone
+	// would still (rightly) change the old object.
+	h.waitSpec(specSeq)
 
 	stale := h.status(vm, "power", "old", false, `{"powerState":"PoweredOn"}`)
 	fresh := h.status(obj{ns: "ns1", name: "other", uid: "x"}, "power", "x", false, `{}`) // a later change to wait for
-	h.waitSpec(specSeq)
 	h.waitStatus(fresh)
 
 	got := h.get(vm)
