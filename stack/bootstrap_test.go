@@ -240,8 +240,16 @@ func TestGuestBootstrap(t *testing.T) {
 	t.Run("network killed between the customization and the power-on", func(t *testing.T) {
 		tp.stops["power"]()
 		tp.apply(strings.Replace(linuxPrepVM, "linuxprep-vm", "crash-vm", 1), "user")
-		tp.eventually("the customization handed to vCenter", func() bool {
-			return strings.HasPrefix(tp.condition("crash-vm", "VirtualMachineBootstrapReady"), "True")
+		// Network's report must be about the spec power applies: storage's schema upgrade
+		// (the image disk back-filled as a claim) changes the spec once after the create.
+		tp.eventually("the customization handed to vCenter, for the upgraded spec", func() bool {
+			get := func(path string) string {
+				out, _ := tp.kubectlErr("get", "vm", "crash-vm", "-n", "my-namespace", "-o", "jsonpath="+path)
+				return out
+			}
+			return strings.HasPrefix(tp.condition("crash-vm", "VirtualMachineUnmanagedVolumesRegistered"), "True") &&
+				strings.HasPrefix(tp.condition("crash-vm", "VirtualMachineBootstrapReady"), "True") &&
+				get(`{.status.conditions[?(@.type=="VirtualMachineBootstrapReady")].observedGeneration}`) == get("{.metadata.generation}")
 		})
 		tp.stops["network"]()
 		tp.start("power")
