@@ -99,16 +99,7 @@ func (s *server) listEvents(c echo.Context, t target) error {
 			return err
 		}
 	}
-	list, err := json.Marshal(struct {
-		APIVersion string            `json:"apiVersion"`
-		Kind       string            `json:"kind"`
-		Metadata   metav1.ListMeta   `json:"metadata"`
-		Items      []json.RawMessage `json:"items"`
-	}{t.apiVersion(), t.Kind.ListKind, meta, items})
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", t.Kind.ListKind, err)
-	}
-	return writeServed(c, t, http.StatusOK, list)
+	return writeList(c, t, meta, items)
 }
 
 // watchEvents streams Events as the watch of any kind does (watch.go): JSON lines, or

@@ -81,12 +81,17 @@ func (s *server) list(c echo.Context, t target) error {
 			return err
 		}
 	}
+	return writeList(c, t, meta, raw)
+}
+
+// writeList answers a list of t's kind holding items, each already in t's shape.
+func writeList(c echo.Context, t target, meta metav1.ListMeta, items []json.RawMessage) error {
 	list, err := json.Marshal(struct {
 		APIVersion string            `json:"apiVersion"`
 		Kind       string            `json:"kind"`
 		Metadata   metav1.ListMeta   `json:"metadata"`
 		Items      []json.RawMessage `json:"items"`
-	}{t.apiVersion(), t.Kind.ListKind, meta, raw})
+	}{t.apiVersion(), t.Kind.ListKind, meta, items})
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", t.Kind.ListKind, err)
 	}

@@ -50,11 +50,7 @@ func (s *server) servePods(c echo.Context, t target, verb string) error {
 		if wantsTable(c.Request().Header.Get(echo.HeaderAccept)) {
 			return s.writeTable(c, t, nil, meta)
 		}
-		list, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": t.Kind.ListKind, "metadata": meta, "items": []any{}})
-		if err != nil {
-			return fmt.Errorf("encode %s: %w", t.Kind.ListKind, err)
-		}
-		return writeServed(c, t, http.StatusOK, list)
+		return writeList(c, t, meta, []json.RawMessage{})
 	case "watch":
 		return s.watchNoPods(c, t)
 	}

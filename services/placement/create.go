@@ -106,6 +106,11 @@ func (r *reconciler) createEmpty(ctx context.Context, folder *object.Folder, id 
 func (r *reconciler) configure(ctx context.Context, ref types.ManagedObjectReference, id vmIdentity, spec model.VirtualMachineSpec, cls *class) error {
 	cs := createSpec(id, spec, cls, 0, 0)
 	cs.Version = "" // set at create only; vCenter upgrades hardware with UpgradeVM
+	return r.reconfigure(ctx, id, ref, cs)
+}
+
+// reconfigure applies cs to the VM and waits for it, traced.
+func (r *reconciler) reconfigure(ctx context.Context, id vmIdentity, ref types.ManagedObjectReference, cs types.VirtualMachineConfigSpec) error {
 	return traced(ctx, spanReconfigure, func(ctx context.Context) error {
 		task, err := object.NewVirtualMachine(r.vc.c.Client, ref).Reconfigure(ctx, cs)
 		if err != nil {

@@ -121,16 +121,10 @@ func (r *reconciler) unmanage(ctx context.Context, id vmIdentity, v *vmState) er
 		&types.OptionValue{Key: vcenter.KeyObject, Value: ""},
 		&types.OptionValue{Key: vcenter.KeyUID, Value: ""},
 	}}
-	return traced(ctx, spanReconfigure, func(ctx context.Context) error {
-		task, err := object.NewVirtualMachine(r.vc.c.Client, v.ref).Reconfigure(ctx, cs)
-		if err == nil {
-			_, err = vcenter.WaitTask(ctx, task)
-		}
-		if isNotFound(err) {
-			return nil
-		}
+	if err := r.reconfigure(ctx, id, v.ref, cs); !isNotFound(err) {
 		return err
-	}, objectAttr(id.namespace, id.name))
+	}
+	return nil
 }
 
 func isInvalidPowerState(err error) bool {

@@ -6,8 +6,6 @@ import (
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
-
-	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // keepVolumes takes the VM's first-class disks (CNS volumes: the claims' disks, which name
@@ -37,14 +35,8 @@ func (r *reconciler) keepVolumes(ctx context.Context, id vmIdentity, v *vmState)
 	if len(changes) == 0 {
 		return nil
 	}
-	return traced(ctx, spanReconfigure, func(ctx context.Context) error {
-		task, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{DeviceChange: changes})
-		if err == nil {
-			_, err = vcenter.WaitTask(ctx, task)
-		}
-		if isNotFound(err) {
-			return nil
-		}
+	if err := r.reconfigure(ctx, id, v.ref, types.VirtualMachineConfigSpec{DeviceChange: changes}); !isNotFound(err) {
 		return err
-	}, objectAttr(id.namespace, id.name))
+	}
+	return nil
 }

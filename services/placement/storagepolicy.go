@@ -58,6 +58,8 @@ func (r *reconciler) compatibleDatastores(ctx context.Context, p storagePolicy, 
 	if len(dss) == 0 {
 		return nil, nil
 	}
+	// A client per placement: it carries the session cookie current when it is made, which a
+	// re-login (vcenter.Connect's) replaces.
 	pc, err := pbm.NewClient(ctx, r.vc.c.Client)
 	if err != nil {
 		return nil, fmt.Errorf("pbm client: %w", err)

@@ -109,7 +109,7 @@ func (v *volumes) create(ctx context.Context, name, policyID, namespace, claim s
 		VolumeType: string(cnstypes.CnsVolumeTypeBlock),
 		Datastores: datastores,
 		Metadata: cnstypes.CnsVolumeMetadata{
-			ContainerCluster: v.cluster(),
+			ContainerCluster: containerCluster(v.user),
 			EntityMetadata: []cnstypes.BaseCnsEntityMetadata{&cnstypes.CnsKubernetesEntityMetadata{
 				CnsEntityMetadata: cnstypes.CnsEntityMetadata{EntityName: claim, ClusterID: cnsClusterID},
 				EntityType:        string(cnstypes.CnsKubernetesEntityTypePVC),
@@ -192,13 +192,15 @@ func notFound(err error) bool {
 	return ok
 }
 
-func (v *volumes) cluster() cnstypes.CnsContainerCluster {
+// containerCluster is the container cluster CNS records vmop's volumes under, created or
+// registered by user.
+func containerCluster(user string) cnstypes.CnsContainerCluster {
 	return cnstypes.CnsContainerCluster{
 		ClusterType:         string(cnstypes.CnsClusterTypeKubernetes),
 		ClusterId:           cnsClusterID,
-		VSphereUser:         v.user,
+		VSphereUser:         user,
 		ClusterFlavor:       string(cnstypes.CnsClusterFlavorWorkload),
-		ClusterDistribution: "vmop",
+		ClusterDistribution: cnsClusterID,
 	}
 }
 

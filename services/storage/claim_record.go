@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -61,20 +62,34 @@ func markDeleted(ctx context.Context, js jetstream.JetStream, o reconcile.Object
 }
 
 func editSpec(ctx context.Context, js jetstream.JetStream, o reconcile.Object, what string, edit func(obj map[string]any)) error {
+	return editRecord(ctx, js, o.Ref, o.Spec.Body, o.Spec.Seq, what, func(obj map[string]any) error {
+		edit(obj)
+		return nil
+	})
+}
+
+// editRecord appends ref's record body (SPECS sequence seq) with the edit applied,
+// compare-and-swap on seq: a concurrent change fails with a conflict and the retried
+// reconcile starts from the newer record. Numbers elsewhere in the object stay as written.
+func editRecord(ctx context.Context, js jetstream.JetStream, ref events.Ref, body []byte, seq uint64, what string, edit func(obj map[string]any) error) error {
 	var obj map[string]any
-	if err := json.Unmarshal(o.Spec.Body, &obj); err != nil {
-		return fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, o.Ref, err)
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil {
+		return fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, ref, err)
 	}
 	if _, ok := obj["metadata"].(map[string]any); !ok {
-		return fmt.Errorf("%w: %s has no metadata", events.ErrPermanent, o.Ref)
+		return fmt.Errorf("%w: %s has no metadata", events.ErrPermanent, ref)
 	}
-	edit(obj)
-	body, err := json.Marshal(obj)
+	if err := edit(obj); err != nil {
+		return err
+	}
+	edited, err := json.Marshal(obj)
 	if err != nil {
-		return fmt.Errorf("%w: encode %s: %v", events.ErrPermanent, o.Ref, err)
+		return fmt.Errorf("%w: encode %s: %v", events.ErrPermanent, ref, err)
 	}
-	if _, err := events.AppendSpec(ctx, js, o.Ref, events.OpPut, body, o.Spec.Seq, nil); err != nil {
-		return fmt.Errorf("%s of %s: %w", what, o.Ref, err)
+	if _, err := events.AppendSpec(ctx, js, ref, events.OpPut, edited, seq, nil); err != nil {
+		return fmt.Errorf("%s of %s: %w", what, ref, err)
 	}
 	return nil
 }

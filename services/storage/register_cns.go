@@ -17,12 +17,6 @@ import (
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
-// cnsCluster is the container cluster CNS records vmop's volumes under.
-var cnsCluster = cnstypes.CnsContainerCluster{
-	ClusterType: string(cnstypes.CnsClusterTypeKubernetes), ClusterId: "vmop",
-	ClusterFlavor: string(cnstypes.CnsClusterFlavorWorkload),
-}
-
 // diskLocation is where a disk file lives, as CNS and the CnsRegisterVolume name it.
 type diskLocation struct {
 	datastore   types.ManagedObjectReference
@@ -116,11 +110,11 @@ func (r *registrar) ensureVolume(ctx context.Context, name string, loc diskLocat
 }
 
 func (r *registrar) cluster() cnstypes.CnsContainerCluster {
-	c := cnsCluster
+	var user string
 	if u := r.vc.URL().User; u != nil {
-		c.VSphereUser = u.Username()
+		user = u.Username()
 	}
-	return c
+	return containerCluster(user)
 }
 
 // firstClassDisk returns the ID of the first-class disk backed by the file: registered

@@ -2,9 +2,6 @@ package storage
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -35,19 +32,8 @@ func (r *registrar) release(ctx context.Context, vm *model.VirtualMachine) error
 }
 
 func (r *registrar) markDeleting(ctx context.Context, o owned) error {
-	var obj map[string]any
-	dec := json.NewDecoder(strings.NewReader(string(o.body)))
-	dec.UseNumber()
-	if err := dec.Decode(&obj); err != nil {
-		return fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, o.ref, err)
-	}
-	child(obj, "metadata")["deletionTimestamp"] = r.now().UTC().Format(time.RFC3339)
-	body, err := json.Marshal(obj)
-	if err != nil {
-		return fmt.Errorf("%w: encode %s: %v", events.ErrPermanent, o.ref, err)
-	}
-	if _, err := events.AppendSpec(ctx, r.js, o.ref, events.OpPut, body, o.seq, nil); err != nil {
-		return fmt.Errorf("delete %s with its VM: %w", o.ref, err)
-	}
-	return nil
+	return editRecord(ctx, r.js, o.ref, o.body, o.seq, "delete with its VM", func(obj map[string]any) error {
+		child(obj, "metadata")["deletionTimestamp"] = r.now().UTC().Format(time.RFC3339)
+		return nil
+	})
 }

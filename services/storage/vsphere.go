@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/object"
@@ -36,12 +35,5 @@ func addControllers(ctx context.Context, vm *object.VirtualMachine, want []wantC
 	if len(changes) == 0 {
 		return nil
 	}
-	task, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{DeviceChange: changes})
-	if err != nil {
-		return fmt.Errorf("reconfigure VM %s: %w", vm.Reference().Value, err)
-	}
-	if _, err := vcenter.WaitTask(ctx, task); err != nil {
-		return fmt.Errorf("reconfigure VM %s: %w", vm.Reference().Value, err)
-	}
-	return nil
+	return reconfigure(ctx, vm, changes)
 }
