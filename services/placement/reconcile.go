@@ -141,7 +141,8 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		}
 		candidates = []string{zoneName}
 	}
-	ch, err := r.place(ctx, t, candidates, *policy)
+	need := instanceNeedOf(cls, vm)
+	ch, err := r.place(ctx, t, candidates, *policy, need)
 	switch {
 	case errors.Is(err, errNoCompatibleDatastore):
 		// The storage service repeats this in VirtualMachineStorageReady.
@@ -155,6 +156,20 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 	}
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if need.unrecorded() {
+		// The host and the instance volumes are recorded first; the record's reconcile
+		// creates the VM on that host.
+		zone := ""
+		if zoneName == "" {
+			zone = ch.zone.name
+		}
+		if err := r.recordInstanceStorage(ctx, o, vm, cls, ch.host, zone); err != nil {
+			return reconcile.Result{}, err
+		}
+		conds.ok(model.ConditionPlacementReady)
+		conds.fail(model.ConditionCreated, model.ReasonNotReady, "instance storage recorded on host "+ch.host.name)
+		return done()
 	}
 	if zoneName == "" {
 		if err := r.setZoneLabel(ctx, o, ch.zone.name); err != nil {
