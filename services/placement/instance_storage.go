@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/vmware/govmomi/vim25/types"
@@ -126,22 +128,16 @@ func (r *reconciler) recordInstanceStorage(ctx context.Context, o reconcile.Obje
 	return nil
 }
 
+// with is a copy of m with the entries of add.
 func with(m, add map[string]string) map[string]string {
-	out := make(map[string]string, len(m)+len(add))
-	for k, v := range m {
-		out[k] = v
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[string]string{}
 	}
-	for k, v := range add {
-		out[k] = v
-	}
+	maps.Copy(out, add)
 	return out
 }
 
 func hasVolume(vs []model.VirtualMachineVolume, name string) bool {
-	for _, v := range vs {
-		if v.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(vs, func(v model.VirtualMachineVolume) bool { return v.Name == name })
 }

@@ -187,7 +187,7 @@ func (r *reconciler) policyWorkload(ctx context.Context, vm *model.VirtualMachin
 		Metadata metav1.ObjectMeta `json:"metadata"`
 	}
 	if err := json.Unmarshal(body, &meta); err != nil {
-		return w, fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, ref, err)
+		return w, &policyError{model.ReasonInvalid, fmt.Sprintf("image %s: %v", img.Name, err)}
 	}
 	w.ImageName, w.ImageLabels = img.Name, meta.Metadata.Labels
 	return w, nil
@@ -243,10 +243,10 @@ func (r *reconciler) liveList(ctx context.Context, plural, namespace string, add
 // changes in vCenter and st keeps the last status.policies.
 func (r *reconciler) applyPolicies(ctx context.Context, vm *model.VirtualMachine, v *vmState, st *model.VirtualMachineStatus, conds *conditions) error {
 	w, err := r.policyWorkload(ctx, vm, v.guestID)
-	if err != nil {
-		return err
+	plan := policyPlan{}
+	if err == nil {
+		plan, err = r.planPolicies(ctx, vm, w)
 	}
-	plan, err := r.planPolicies(ctx, vm, w)
 	var problem *policyError
 	if errors.As(err, &problem) {
 		conds.fail(model.ConditionPoliciesReady, problem.reason, problem.msg)
