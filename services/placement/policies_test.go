@@ -206,3 +206,65 @@ func TestTagURN(t *testing.T) {
 		}
 	}
 }
+
+// Placement acts on the difference between the tags a VM should have and those vCenter
+// shows, whatever happened in between (a crash, someone else's change): a policy tag
+// detached behind its back is attached again, a tag of the policy category no applied policy
+// names is detached, and a tag of another category is left alone.
+func TestPolicyTagsFollowTheDifference(t *testing.T) {
+	h := newHarness(t)
+	h.seedClassAndImage()
+	h.seedObject("TagPolicy", testNamespace, inventory.DefaultComputePolicy, "")
+	h.seedObject("ComputePolicy", testNamespace, inventory.DefaultComputePolicy, "")
+	h.runService()
+	m := h.tagManager()
+
+	v := newTestVM("tag-diff-vm")
+	h.putVM(v, false)
+	h.waitSlice(v.ref, "created with its policies", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		return created(events.Slice{}, st) && isTrue(st, model.ConditionPoliciesReady)
+	})
+	defaultTag, err := m.GetTagForCategory(h.ctx, inventory.DefaultComputePolicy, inventory.PolicyTagCategory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.vmTags(m, v.uid); !slices.Equal(got, []string{defaultTag.ID}) {
+		t.Fatalf("tags of the new VM %v, want only %s", got, defaultTag.ID)
+	}
+
+	policyCat, err := m.GetCategory(h.ctx, inventory.PolicyTagCategory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray, err := m.CreateTag(h.ctx, &tags.Tag{Name: "stray-" + v.uid, CategoryID: policyCat.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherCat, err := m.CreateCategory(h.ctx, &tags.Category{Name: "other-" + v.uid, Cardinality: "MULTIPLE",
+		AssociableTypes: []string{"VirtualMachine"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := m.CreateTag(h.ctx, &tags.Tag{Name: "foreign", CategoryID: otherCat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := h.vmsOf(v.uid)[0].Self
+	if err := m.DetachTag(h.ctx, defaultTag.ID, vm); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AttachMultipleTagsToObject(h.ctx, []string{stray, foreign}, vm); err != nil {
+		t.Fatal(err)
+	}
+
+	v.annotations = map[string]any{"test/poke": "1"} // a change of the record brings a reconcile
+	h.putVM(v, false)
+	want := slices.Sorted(slices.Values([]string{defaultTag.ID, foreign}))
+	deadline := time.Now().Add(waitFor)
+	for got := h.vmTags(m, v.uid); !slices.Equal(got, want); got = h.vmTags(m, v.uid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("tags of the VM %v, want %v: the policy's back, the stray policy tag gone, the foreign one kept", got, want)
+		}
+		time.Sleep(pollEvery)
+	}
+}
