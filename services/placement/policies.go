@@ -46,23 +46,26 @@ type policyError struct{ reason, msg string }
 
 func (e *policyError) Error() string { return e.msg }
 
-// planPolicies evaluates the namespace's ComputePolicies for the VM: every Mandatory one whose
-// match selects it and every Optional one it names in spec.policies, each with the tags of
-// the TagPolicies it names. A *policyError says what cannot be resolved.
-func (r *reconciler) planPolicies(ctx context.Context, vm *model.VirtualMachine, w model.PolicyWorkload) (policyPlan, error) {
-	var computes []model.ComputePolicy
-	if err := r.liveList(ctx, pluralComputePolicies, vm.Namespace, func(b []byte) error {
+// namespacePolicies are the ComputePolicies and TagPolicies of a namespace.
+type namespacePolicies struct {
+	computes    []model.ComputePolicy
+	tagPolicies map[string][]string // name → tag IDs
+	badTag      map[string]string   // name → an entry that is not a tag UUID
+	known       map[string]bool     // every tag ID a TagPolicy names
+}
+
+// readPolicies reads the namespace's policy objects from SPECS.
+func (r *reconciler) readPolicies(ctx context.Context, namespace string) (namespacePolicies, error) {
+	ns := namespacePolicies{tagPolicies: map[string][]string{}, badTag: map[string]string{}, known: map[string]bool{}}
+	if err := r.liveList(ctx, pluralComputePolicies, namespace, func(b []byte) error {
 		var p model.ComputePolicy
 		err := json.Unmarshal(b, &p)
-		computes = append(computes, p)
+		ns.computes = append(ns.computes, p)
 		return err
 	}); err != nil {
-		return policyPlan{}, err
+		return ns, err
 	}
-	tagPolicies := map[string][]string{}
-	badTag := map[string]string{} // TagPolicy → an entry that is not a tag UUID
-	plan := policyPlan{known: map[string]bool{}}
-	if err := r.liveList(ctx, pluralTagPolicies, vm.Namespace, func(b []byte) error {
+	err := r.liveList(ctx, pluralTagPolicies, namespace, func(b []byte) error {
 		var p model.TagPolicy
 		if err := json.Unmarshal(b, &p); err != nil {
 			return err
@@ -71,17 +74,28 @@ func (r *reconciler) planPolicies(ctx context.Context, vm *model.VirtualMachine,
 		for _, t := range p.Spec.Tags {
 			id, ok := tagURN(t)
 			if !ok {
-				badTag[p.Name] = t
+				ns.badTag[p.Name] = t
 				continue
 			}
 			ids = append(ids, id)
-			plan.known[id] = true
+			ns.known[id] = true
 		}
-		tagPolicies[p.Name] = ids
+		ns.tagPolicies[p.Name] = ids
 		return nil
-	}); err != nil {
+	})
+	return ns, err
+}
+
+// planPolicies evaluates the namespace's ComputePolicies for the VM: every Mandatory one whose
+// match selects it and every Optional one it names in spec.policies, each with the tags of
+// the TagPolicies it names. A *policyError says what cannot be resolved.
+func (r *reconciler) planPolicies(ctx context.Context, vm *model.VirtualMachine, w model.PolicyWorkload) (policyPlan, error) {
+	ns, err := r.readPolicies(ctx, vm.Namespace)
+	if err != nil {
 		return policyPlan{}, err
 	}
+	computes, tagPolicies, badTag := ns.computes, ns.tagPolicies, ns.badTag
+	plan := policyPlan{known: ns.known}
 
 	byName := map[string]*model.ComputePolicy{}
 	for i := range computes {
