@@ -103,13 +103,16 @@ type choice struct {
 // place reads the capacity of the hosts of the given zones and of their datastores, asks
 // PBM which datastores suit the policy, and chooses; errNoCapacity or errNoCompatibleDatastore
 // when nothing qualifies.
-func (r *reconciler) place(ctx context.Context, t *topology, zoneNames []string, policy storagePolicy) (choice, error) {
+func (r *reconciler) place(ctx context.Context, t *topology, zoneNames []string, policy storagePolicy, need instanceNeed) (choice, error) {
 	var hosts []hostCapacity
 	var datastores []datastoreCapacity
 	err := traced(ctx, spanCapacity, func(ctx context.Context) error {
 		var err error
 		hosts, datastores, err = r.readCapacity(ctx, t, zoneNames)
 		if err != nil {
+			return err
+		}
+		if hosts, err = r.withInstanceStorage(ctx, hosts, need); err != nil {
 			return err
 		}
 		compatible, err := r.compatibleDatastores(ctx, policy, datastores)

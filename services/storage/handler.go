@@ -99,6 +99,9 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	if err := h.register.upgrade(ctx, o, &vm, mvm, vcVM, conds); err != nil {
 		return reconcile.Result{}, err
 	}
+	if err := h.ensureInstanceClaims(ctx, &vm); err != nil {
+		return reconcile.Result{}, err
+	}
 	vols, mvm, err := h.syncVolumes(ctx, o, vm, vcVM, mvm)
 	if err != nil {
 		return reconcile.Result{}, err
