@@ -24,6 +24,7 @@ type handler struct {
 	vc       *govmomi.Client
 	volumes  *attacher
 	register *registrar
+	isos     *isoFinder
 	now      func() time.Time
 }
 
@@ -96,10 +97,17 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		}
 	}
 
+	// The boot disk comes before the upgrade, which back-fills it like an image's disk.
+	if mvm, err = h.syncAdvanced(ctx, &vm, vcVM, mvm, conds); err != nil {
+		return reconcile.Result{}, err
+	}
 	if err := h.register.upgrade(ctx, o, &vm, mvm, vcVM, conds); err != nil {
 		return reconcile.Result{}, err
 	}
 	if err := h.ensureInstanceClaims(ctx, &vm); err != nil {
+		return reconcile.Result{}, err
+	}
+	if mvm, err = h.syncCdroms(ctx, &vm, vcVM, mvm, conds); err != nil {
 		return reconcile.Result{}, err
 	}
 	vols, mvm, err := h.syncVolumes(ctx, o, vm, vcVM, mvm)
@@ -108,7 +116,9 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	}
 	observed := observe(mvm, vols.volumes, vols.managed)
 	status.Volumes = observed.volumes
+	nameCdroms(observed.controllers, vm.Spec.Hardware)
 	status.Hardware = &model.VirtualMachineHardwareStatus{Controllers: observed.controllers}
+	status.ChangeBlockTracking = mvm.Config.ChangeTrackingEnabled
 	status.Storage = observed.storage
 	class.ready(conds, problem, "")
 	vols.condition(conds)

@@ -1,0 +1,42 @@
+package storage
+
+import (
+	"slices"
+
+	"github.com/vmop/vmop/pkg/model"
+)
+
+// backfillCdroms completes the placement of the CD-ROMs of spec.hardware (hw when the
+// upgrade already changed it) by D19, as the gateway places them on an upgraded VM's
+// update, counting the volumes' units (vols, with the back-filled image disks) as taken;
+// a SATA controller it needs is added to spec.hardware, and so to the VM. It returns the
+// hardware changed, or hw as it was when every CD-ROM is placed.
+func backfillCdroms(spec model.VirtualMachineSpec, hw *model.VirtualMachineHardwareSpec, vols []model.VirtualMachineVolume) *model.VirtualMachineHardwareSpec {
+	base := hw
+	if base == nil {
+		base = spec.Hardware
+	}
+	if base == nil || !slices.ContainsFunc(base.Cdrom, func(c model.VirtualMachineCdromSpec) bool {
+		return c.ControllerType == "" || c.ControllerBusNumber == nil || c.UnitNumber == nil
+	}) {
+		return hw
+	}
+	out := *base
+	out.Cdrom = make([]model.VirtualMachineCdromSpec, len(base.Cdrom))
+	for i, c := range base.Cdrom {
+		if c.ControllerBusNumber != nil {
+			c.ControllerBusNumber = ptr(*c.ControllerBusNumber)
+		}
+		if c.UnitNumber != nil {
+			c.UnitNumber = ptr(*c.UnitNumber)
+		}
+		out.Cdrom[i] = c
+	}
+	out.IDEControllers = slices.Clone(base.IDEControllers)
+	out.SATAControllers = slices.Clone(base.SATAControllers)
+	out.SCSIControllers = slices.Clone(base.SCSIControllers)
+	out.NVMEControllers = slices.Clone(base.NVMEControllers)
+	s := model.VirtualMachineSpec{Hardware: &out, Volumes: vols}
+	model.PlaceCdroms(&s)
+	return s.Hardware
+}
