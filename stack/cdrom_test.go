@@ -130,4 +130,38 @@ func TestISOVM(t *testing.T) {
 
 	patch(`[{"op":"remove","path":"/spec/hardware/cdrom/0"}]`)
 	tp.eventually("the CD-ROM removed", func() bool { return cdrom() == nil })
+
+	// Bad input: two CD-ROMs of one image (whatever their kinds) are refused at
+	// admission; a CD-ROM of an OVF image is a condition, and the VM gets no CD-ROM.
+	photon, vmi, cvmi := namespaced[inventory.PhotonISO], "VirtualMachineImage", "ClusterVirtualMachineImage"
+	out, err := tp.kubectlCtx(t.Context(), []byte(fmt.Sprintf(cdromVM, "twice", "", vmi, photon, cvmi, photon)), "apply", "-f", "-")
+	if err == nil || !strings.Contains(out, "spec.hardware.cdrom[1].image.name: Duplicate value") {
+		t.Errorf("two CD-ROMs of one image: %v\n%s\nwant a Duplicate error of spec.hardware.cdrom[1].image.name", err, out)
+	}
+	tp.apply(fmt.Sprintf(cdromVM, "ovf-cdrom", "imageName: "+inventory.SeedImageName, vmi, inventory.SeedImageName, vmi, photon), "")
+	tp.waitPower("ovf-cdrom", "PoweredOn")
+	tp.eventually("the OVF CD-ROM refused by a condition", func() bool {
+		return strings.Contains(tp.condition("ovf-cdrom", "VirtualMachineHardwareCDROMVerified"), `"OVF"`)
+	})
+	if devices := tp.inVCenter(vc, "ovf-cdrom").Config.Hardware.Device; len(object.VirtualDeviceList(devices).SelectByType((*types.VirtualCdrom)(nil))) != 0 {
+		t.Errorf("the VM with an OVF CD-ROM has CD-ROMs, want none")
+	}
 }
+
+// cdromVM is a VM (name, an imageName line or nothing) with CD-ROMs of two images (kind
+// and name of each).
+const cdromVM = `apiVersion: vmoperator.vmware.com/v1alpha5
+kind: VirtualMachine
+metadata:
+  name: %s
+  namespace: my-namespace
+spec:
+  className: my-vm-class
+  storageClass: my-storage-class
+  guestID: vmwarePhoton64Guest
+  %s
+  hardware:
+    cdrom:
+    - {name: cdrom1, image: {kind: %s, name: %s}}
+    - {name: cdrom2, image: {kind: %s, name: %s}}
+`
