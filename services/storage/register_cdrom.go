@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"reflect"
 	"slices"
 
 	"github.com/vmop/vmop/pkg/model"
@@ -10,7 +11,7 @@ import (
 // upgrade already changed it) by D19, as the gateway places them on an upgraded VM's
 // update, counting the volumes' units (vols, with the back-filled image disks) as taken;
 // a SATA controller it needs is added to spec.hardware, and so to the VM. It returns the
-// hardware changed, or hw as it was when every CD-ROM is placed.
+// hardware changed, or hw as it was when there is nothing to place or no room for it.
 func backfillCdroms(spec model.VirtualMachineSpec, hw *model.VirtualMachineHardwareSpec, vols []model.VirtualMachineVolume) *model.VirtualMachineHardwareSpec {
 	base := hw
 	if base == nil {
@@ -38,5 +39,8 @@ func backfillCdroms(spec model.VirtualMachineSpec, hw *model.VirtualMachineHardw
 	out.NVMEControllers = slices.Clone(base.NVMEControllers)
 	s := model.VirtualMachineSpec{Hardware: &out, Volumes: vols}
 	model.PlaceCdroms(&s)
+	if reflect.DeepEqual(s.Hardware, base) {
+		return hw // nothing could be placed: the spec stays, and VirtualMachineHardwareCDROMVerified says why
+	}
 	return s.Hardware
 }
