@@ -204,9 +204,10 @@ type VirtualDeviceStatus struct {
 	// FileName is the datastore path of the ISO file backing a CD-ROM.
 	FileName string `json:"fileName,omitempty"`
 
-	// Connected says whether a CD-ROM is connected now (a powered-off VM's never is), and
-	// StartConnected whether it connects when the VM powers on.
-	Connected      *bool `json:"connected,omitempty"`
+	// Connected says whether a CD-ROM is connected now; a powered-off VM's never is.
+	Connected *bool `json:"connected,omitempty"`
+
+	// StartConnected says whether a CD-ROM connects when the VM powers on.
 	StartConnected *bool `json:"startConnected,omitempty"`
 
 	// AllowGuestControl says whether the guest may connect and disconnect a CD-ROM.
