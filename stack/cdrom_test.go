@@ -132,19 +132,21 @@ func TestISOVM(t *testing.T) {
 	tp.eventually("the CD-ROM removed", func() bool { return cdrom() == nil })
 
 	// Bad input: two CD-ROMs of one image (whatever their kinds) are refused at
-	// admission; a CD-ROM of an OVF image is a condition, and the VM gets no CD-ROM.
+	// admission; a CD-ROM of an OVF image is a condition, the VM gets no CD-ROM and does
+	// not power on.
 	photon, vmi, cvmi := namespaced[inventory.PhotonISO], "VirtualMachineImage", "ClusterVirtualMachineImage"
 	out, err := tp.kubectlCtx(t.Context(), []byte(fmt.Sprintf(cdromVM, "twice", "", vmi, photon, cvmi, photon)), "apply", "-f", "-")
 	if err == nil || !strings.Contains(out, "spec.hardware.cdrom[1].image.name: Duplicate value") {
 		t.Errorf("two CD-ROMs of one image: %v\n%s\nwant a Duplicate error of spec.hardware.cdrom[1].image.name", err, out)
 	}
 	tp.apply(fmt.Sprintf(cdromVM, "ovf-cdrom", "imageName: "+inventory.SeedImageName, vmi, inventory.SeedImageName, vmi, photon), "")
-	tp.waitPower("ovf-cdrom", "PoweredOn")
 	tp.eventually("the OVF CD-ROM refused by a condition", func() bool {
-		return strings.Contains(tp.condition("ovf-cdrom", "VirtualMachineHardwareCDROMVerified"), `"OVF"`)
+		return strings.Contains(tp.condition("ovf-cdrom", "VirtualMachineHardwareCDROMVerified"), `"OVF"`) &&
+			strings.HasPrefix(tp.condition("ovf-cdrom", "VirtualMachineStorageReady"), "False HardwareCDROMMismatch")
 	})
-	if devices := tp.inVCenter(vc, "ovf-cdrom").Config.Hardware.Device; len(object.VirtualDeviceList(devices).SelectByType((*types.VirtualCdrom)(nil))) != 0 {
-		t.Errorf("the VM with an OVF CD-ROM has CD-ROMs, want none")
+	ovf := tp.inVCenter(vc, "ovf-cdrom")
+	if n := len(object.VirtualDeviceList(ovf.Config.Hardware.Device).SelectByType((*types.VirtualCdrom)(nil))); n != 0 || ovf.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOff {
+		t.Errorf("the VM with an OVF CD-ROM has %d CD-ROMs and is %s, want none and powered off", n, ovf.Runtime.PowerState)
 	}
 }
 

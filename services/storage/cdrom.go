@@ -41,41 +41,42 @@ func (s slot) String() string { return fmt.Sprintf("%s %d:%d", s.typ, s.bus, s.u
 // syncCdroms brings the VM's CD-ROMs in line with spec.hardware.cdrom in one reconfigure
 // and sets VirtualMachineHardwareCDROMVerified. Nothing is changed while an entry cannot
 // be resolved (its image is missing or no ISO, its placement incomplete), so a bad entry
-// never leaves the VM half changed. It returns the VM as read after a change.
-func (h *handler) syncCdroms(ctx context.Context, vm *model.VirtualMachine, vcVM *object.VirtualMachine, mvm mo.VirtualMachine, conds *reconcile.ConditionSet) (mo.VirtualMachine, error) {
+// never leaves the VM half changed. It returns the VM as read after a change, and what
+// keeps the CD-ROMs from being as the spec says.
+func (h *handler) syncCdroms(ctx context.Context, vm *model.VirtualMachine, vcVM *object.VirtualMachine, mvm mo.VirtualMachine, conds *reconcile.ConditionSet) (mo.VirtualMachine, string, error) {
 	var entries []model.VirtualMachineCdromSpec
 	if vm.Spec.Hardware != nil {
 		entries = vm.Spec.Hardware.Cdrom
 	}
-	devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
 	want, problems, err := h.wantCdroms(ctx, vm.Namespace, entries)
 	if err != nil {
-		return mvm, err
+		return mvm, "", err
 	}
-	if len(problems) > 0 {
-		conds.Set(model.ConditionHardwareCDROMVerified, metav1.ConditionFalse, model.ReasonHardwareCDROMMismatch, joinMessages(problems...))
-		return mvm, nil
+	var changes []types.BaseVirtualDeviceConfigSpec
+	if len(problems) == 0 {
+		devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
+		changes, problems = cdromChanges(devices, want, mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
 	}
-	changes, problems := cdromChanges(devices, want, mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
-	if len(problems) > 0 {
-		conds.Set(model.ConditionHardwareCDROMVerified, metav1.ConditionFalse, model.ReasonHardwareCDROMMismatch, joinMessages(problems...))
-		return mvm, nil
-	}
-	if len(changes) > 0 {
+	if len(problems) == 0 && len(changes) > 0 {
 		err := reconfigure(ctx, vcVM, changes)
 		switch {
 		case vcenter.IsFault(err):
-			conds.Set(model.ConditionHardwareCDROMVerified, metav1.ConditionFalse, model.ReasonHardwareCDROMMismatch, fmt.Sprintf("changing the CD-ROMs failed: %v", err))
-			return mvm, nil
+			problems = append(problems, fmt.Sprintf("changing the CD-ROMs failed: %v", err))
 		case err != nil:
-			return mvm, err
-		}
-		if mvm, _, err = readVM(ctx, h.vc, vcVM.Reference().Value, ""); err != nil {
-			return mvm, err
+			return mvm, "", err
+		default:
+			if mvm, _, err = readVM(ctx, h.vc, vcVM.Reference().Value, ""); err != nil {
+				return mvm, "", err
+			}
 		}
 	}
+	if len(problems) > 0 {
+		problem := joinMessages(problems...)
+		conds.Set(model.ConditionHardwareCDROMVerified, metav1.ConditionFalse, model.ReasonHardwareCDROMMismatch, problem)
+		return mvm, problem, nil
+	}
 	conds.Set(model.ConditionHardwareCDROMVerified, metav1.ConditionTrue, "", "")
-	return mvm, nil
+	return mvm, "", nil
 }
 
 // wantCdroms resolves each entry; problems say which cannot be (yet).

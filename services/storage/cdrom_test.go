@@ -7,6 +7,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/inventory/deploytest"
 	"github.com/vmop/vmop/pkg/model"
 )
 
@@ -66,8 +67,8 @@ func TestCdromLifecycle(t *testing.T) {
 	}
 }
 
-// A CD-ROM naming an OVF image, beside a good one, is a condition naming the entry, and
-// neither CD-ROM is added.
+// A CD-ROM naming an OVF image, beside a good one, is a condition naming the entry,
+// neither CD-ROM is added, and the VM is not ready to power on.
 func TestCdromOfOVFImageChangesNothing(t *testing.T) {
 	js := startWithImages(t)
 	spec := vmSpec()
@@ -87,6 +88,10 @@ func TestCdromOfOVFImageChangesNothing(t *testing.T) {
 	}
 	if cdroms := cdromsOf(t, vm); len(cdroms) != 0 {
 		t.Errorf("CD-ROMs %v, want none while an entry is bad", cdroms)
+	}
+	// Power waits for VirtualMachineStorageReady: the VM does not boot without its CD-ROMs.
+	if c, reason := deploytest.Condition(st, model.ConditionStorageReady); c != "False" || reason != model.ReasonHardwareCDROMMismatch {
+		t.Errorf("StorageReady %s %s, want False %s", c, reason, model.ReasonHardwareCDROMMismatch)
 	}
 }
 
