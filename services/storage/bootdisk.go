@@ -93,18 +93,10 @@ func (h *handler) addBootDisk(ctx context.Context, vm *model.VirtualMachine, mvm
 // bootDiskSlot is where the boot disk goes: D18's choice for a volume placed before the
 // spec's other unplaced volumes (the first SCSI controller with room, else a new one).
 func bootDiskSlot(spec model.VirtualMachineSpec) (slot, bool) {
-	s := model.VirtualMachineSpec{Volumes: append([]model.VirtualMachineVolume{{Name: "boot"}}, spec.Volumes...)}
-	if spec.Hardware != nil {
-		hw := *spec.Hardware
-		hw.SCSIControllers = append([]model.SCSIControllerSpec(nil), hw.SCSIControllers...)
-		hw.NVMEControllers = append([]model.NVMEControllerSpec(nil), hw.NVMEControllers...)
-		hw.SATAControllers = append([]model.SATAControllerSpec(nil), hw.SATAControllers...)
-		hw.IDEControllers = append([]model.IDEControllerSpec(nil), hw.IDEControllers...)
-		s.Hardware = &hw
-	}
-	for i := range s.Volumes[1:] {
-		v := &s.Volumes[i+1]
-		*v = copyPlacement(*v)
+	s := model.VirtualMachineSpec{Hardware: cloneHardware(spec.Hardware), Volumes: []model.VirtualMachineVolume{{Name: "boot"}}}
+	for _, v := range spec.Volumes {
+		v.ControllerBusNumber, v.UnitNumber = clonePtr(v.ControllerBusNumber), clonePtr(v.UnitNumber)
+		s.Volumes = append(s.Volumes, v)
 	}
 	model.PlaceVolumes(&s)
 	b := s.Volumes[0]
@@ -112,17 +104,6 @@ func bootDiskSlot(spec model.VirtualMachineSpec) (slot, bool) {
 		return slot{}, false
 	}
 	return slot{b.ControllerType, *b.ControllerBusNumber, *b.UnitNumber}, true
-}
-
-// copyPlacement gives v placement pointers of its own, which placement may fill.
-func copyPlacement(v model.VirtualMachineVolume) model.VirtualMachineVolume {
-	if v.ControllerBusNumber != nil {
-		v.ControllerBusNumber = ptr(*v.ControllerBusNumber)
-	}
-	if v.UnitNumber != nil {
-		v.UnitNumber = ptr(*v.UnitNumber)
-	}
-	return v
 }
 
 // bootDiskCapacity is the size the VM asks of its boot disk: spec.advanced.bootDiskCapacity,

@@ -22,22 +22,7 @@ func backfillCdroms(spec model.VirtualMachineSpec, hw *model.VirtualMachineHardw
 	}) {
 		return hw
 	}
-	out := *base
-	out.Cdrom = make([]model.VirtualMachineCdromSpec, len(base.Cdrom))
-	for i, c := range base.Cdrom {
-		if c.ControllerBusNumber != nil {
-			c.ControllerBusNumber = ptr(*c.ControllerBusNumber)
-		}
-		if c.UnitNumber != nil {
-			c.UnitNumber = ptr(*c.UnitNumber)
-		}
-		out.Cdrom[i] = c
-	}
-	out.IDEControllers = slices.Clone(base.IDEControllers)
-	out.SATAControllers = slices.Clone(base.SATAControllers)
-	out.SCSIControllers = slices.Clone(base.SCSIControllers)
-	out.NVMEControllers = slices.Clone(base.NVMEControllers)
-	s := model.VirtualMachineSpec{Hardware: &out, Volumes: vols}
+	s := model.VirtualMachineSpec{Hardware: cloneHardware(base), Volumes: vols}
 	model.PlaceCdroms(&s)
 	if reflect.DeepEqual(s.Hardware, base) {
 		return hw // nothing could be placed: the spec stays, and VirtualMachineHardwareCDROMVerified says why
