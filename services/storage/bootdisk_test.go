@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/inventory/deploytest"
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // The seed's ISO flow: a VM created empty for an ISO image gets the boot disk
@@ -81,6 +83,62 @@ func TestISOVMGetsBootDiskAndCdrom(t *testing.T) {
 	}
 	if d := onlyDisk(t, vmConfig(t, vm).Config.Hardware.Device); d.CapacityInBytes != 30<<30 {
 		t.Errorf("boot disk %d bytes after bootDiskCapacity 10Gi, want 30 GiB still", d.CapacityInBytes)
+	}
+}
+
+// Changed block tracking turned off on a running VM waits for the VM to be off; power's
+// report of the power-off brings storage back to apply it.
+func TestChangeBlockTrackingWaitsForPowerOff(t *testing.T) {
+	js := startWithImages(t)
+	spec := vmSpec()
+	spec.Advanced = &model.VirtualMachineAdvancedSpec{ChangeBlockTracking: ptr(true)}
+	v := upgradedVM("my-namespace", "cbt", spec)
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	st := deviceConfigVerified(t, js, v, "True")
+	if st.ChangeBlockTracking == nil || !*st.ChangeBlockTracking {
+		t.Errorf("status.changeBlockTracking %v, want true", st.ChangeBlockTracking)
+	}
+
+	power := func(on bool) {
+		t.Helper()
+		task, err := vm.PowerOff(t.Context())
+		if on {
+			task, err = vm.PowerOn(t.Context())
+		}
+		if err == nil {
+			_, err = vcenter.WaitTask(t.Context(), task)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	power(true)
+	v.Spec.Advanced.ChangeBlockTracking = ptr(false)
+	v.Put(t, js, false)
+	st = deviceConfigVerified(t, js, v, "False")
+	if e := vmConfig(t, vm).Config.ChangeTrackingEnabled; e == nil || !*e || st.ChangeBlockTracking == nil || !*st.ChangeBlockTracking {
+		t.Errorf("changeTrackingEnabled %v (status %v) while on, want still true", e, st.ChangeBlockTracking)
+	}
+
+	power(false)
+	reportPower(t, js, v, model.PowerStateOff)
+	st = deviceConfigVerified(t, js, v, "True")
+	if e := vmConfig(t, vm).Config.ChangeTrackingEnabled; e == nil || *e || st.ChangeBlockTracking == nil || *st.ChangeBlockTracking {
+		t.Errorf("changeTrackingEnabled %v (status %v) once off, want false", e, st.ChangeBlockTracking)
+	}
+}
+
+// reportPower publishes power's slice of the VM with the observed power state, as the
+// power service does once the VM changed.
+func reportPower(t testing.TB, js jetstream.JetStream, v *deploytest.VM, state model.PowerState) {
+	t.Helper()
+	raw, err := json.Marshal(model.VirtualMachineStatus{PowerState: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := events.PublishStatus(t.Context(), js, v.Ref, events.Slice{Service: model.ServicePower, UID: v.UID, Generation: v.Generation(), Status: raw}); err != nil {
+		t.Fatal(err)
 	}
 }
 
