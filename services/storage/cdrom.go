@@ -139,8 +139,8 @@ func cdromChanges(devices object.VirtualDeviceList, want []wantCdrom, on bool) (
 		}
 		changes = append(changes, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationAdd, Device: w.device(int32(-100-len(changes)), ctrl.GetVirtualDevice().Key)})
 	}
-	for s, d := range have {
-		if !named[s] {
+	for _, d := range devices.SelectByType((*types.VirtualCdrom)(nil)) { // in device order
+		if s, ok := deviceSlot(devices, d); ok && !named[s] {
 			changes = append(changes, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationRemove, Device: d})
 		}
 	}
