@@ -61,15 +61,15 @@ func (h *handler) addBootDisk(ctx context.Context, vm *model.VirtualMachine, mvm
 		return nil, "the boot disk finds no free SCSI unit", nil
 	}
 	var changes []types.BaseVirtualDeviceConfigSpec
-	ctrlKey := int32(0)
+	var ctrlKey int32
 	if ctrl := controllerAt(devices, at.typ, at.bus); ctrl != nil {
 		ctrlKey = ctrl.GetVirtualDevice().Key
 		if occupied(devices, ctrlKey, at.unit) {
 			return nil, fmt.Sprintf("the boot disk's unit %s is taken", at), nil
 		}
-	} else {
-		ctrlKey = -1
+	} else { // placement chose a new ParaVirtual controller: added with the disk, key -1
 		changes = controllerAdds([]wantController{{typ: at.typ, bus: at.bus, sharing: model.ControllerSharingModeNone}})
+		ctrlKey = changes[0].GetVirtualDeviceConfigSpec().Device.GetVirtualDevice().Key
 	}
 	unit := at.unit
 	disk := &types.VirtualDisk{
