@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/vmware/govmomi/vim25/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -30,6 +31,11 @@ func ClassConfigSpec(raw json.RawMessage) (types.VirtualMachineConfigSpec, field
 	for _, f := range vmOwnedConfigFields(cs) {
 		errs = append(errs, field.Forbidden(configSpecPath.Child(f.name), f.why))
 	}
+	for i, o := range cs.ExtraConfig {
+		if k := o.GetOptionValue().Key; strings.HasPrefix(k, vmopExtraConfigPrefix) {
+			errs = append(errs, field.Invalid(configSpecPath.Child("extraConfig").Index(i).Child("key"), k, "keys starting with "+vmopExtraConfigPrefix+" are vmop's records"))
+		}
+	}
 	for i, dc := range cs.DeviceChange {
 		p := configSpecPath.Child("deviceChange").Index(i)
 		d := dc.GetVirtualDeviceConfigSpec()
@@ -47,6 +53,9 @@ func ClassConfigSpec(raw json.RawMessage) (types.VirtualMachineConfigSpec, field
 	}
 	return cs, errs
 }
+
+// vmopExtraConfigPrefix starts the ExtraConfig keys vmop records its state in.
+const vmopExtraConfigPrefix = "vmop."
 
 type ownedField struct{ name, why string }
 
