@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -52,6 +53,9 @@ spec:
   storageClass: my-storage-class
   powerState: PoweredOff
   minHardwareVersion: 17
+  network:
+    interfaces:
+    - name: eth0
 `
 
 // TestClassConfigSpecBootOptionsAndUpgrade walks issue #16 items 2-4 through the REST API
@@ -66,19 +70,28 @@ func TestClassConfigSpecBootOptionsAndUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The hardware version 17 image is a namespace image of namespace default.
+	const ns = "default"
 	get := func(path string) string {
-		return tp.kubectl("get", "vm", "gpu-vm", "-n", "my-namespace", "-o", "jsonpath="+path)
+		out, _ := tp.kubectlErr("get", "vm", "gpu-vm", "-n", ns, "-o", "jsonpath="+path)
+		return out
+	}
+	apply := func(doc string) (string, error) {
+		return tp.kubectlCtx(t.Context(), []byte(doc), "apply", "-n", ns, "-f", "-")
 	}
 
 	bad := strings.Replace(strings.Replace(gpuClass, "gpu-class", "bad-class", 1), "_typeName: VirtualPCIPassthrough\n", "_typeName: VirtualDisk\n", 1)
-	out, err := tp.kubectlCtx(t.Context(), []byte(bad), "apply", "-n", "my-namespace", "-f", "-")
+	out, err := apply(bad)
 	if err == nil || !strings.Contains(out, "spec.configSpec.deviceChange[0].device._typeName") {
 		t.Errorf("a class adding a disk in its ConfigSpec: err %v, output %q; want a field error", err, out)
 	}
 
-	tp.apply(gpuClass, "")
-	tp.apply(gpuVM, "")
-	tp.waitPower("gpu-vm", "PoweredOff")
+	for _, doc := range []string{gpuClass, gpuVM} {
+		if out, err := apply(doc); err != nil {
+			t.Fatalf("apply: %v: %s", err, out)
+		}
+	}
+	tp.eventually("gpu-vm PoweredOff", func() bool { return get("{.status.powerState}") == "PoweredOff" })
 	tp.eventually("status.hardware.vGPUs lists the profile", func() bool {
 		return get("{.status.hardware.vGPUs[*].profile}") == "grid_p40-1q"
 	})
@@ -93,7 +106,7 @@ func TestClassConfigSpecBootOptionsAndUpgrade(t *testing.T) {
 		t.Error("CPU hot-add is not enabled in vcsim")
 	}
 
-	tp.kubectl("patch", "vm", "gpu-vm", "-n", "my-namespace", "--type", "merge", "-p", `{"spec":{"className":"my-vm-class"}}`)
+	tp.kubectl("patch", "vm", "gpu-vm", "-n", ns, "--type", "merge", "-p", `{"spec":{"className":"my-vm-class"}}`)
 	tp.eventually("resized to my-vm-class, no vGPU", func() bool {
 		return get("{.status.class.name}") == "my-vm-class" && get("{.status.hardware.vGPUs}") == "" &&
 			get(`{.status.conditions[?(@.type=="VirtualMachineClassConfigurationSynced")].status}`) == "True"
@@ -106,9 +119,9 @@ func TestClassConfigSpecBootOptionsAndUpgrade(t *testing.T) {
 	if v := get("{.status.hardwareVersion}"); v != "17" {
 		t.Fatalf("status.hardwareVersion %q, want 17", v)
 	}
-	disk := get("{.status.volumes[0].name}")
-	tp.kubectl("patch", "vm", "gpu-vm", "-n", "my-namespace", "--type", "merge", "-p",
-		`{"spec":{"minHardwareVersion":19,"bootOptions":{"firmware":"efi","efiSecureBoot":"Enabled","bootDelay":"3s","bootOrder":[{"type":"Disk","name":"`+disk+`"}]}}}`)
+	nic := get(`{.status.network.interfaces[?(@.name=="eth0")].deviceKey}`)
+	tp.kubectl("patch", "vm", "gpu-vm", "-n", ns, "--type", "merge", "-p",
+		`{"spec":{"minHardwareVersion":19,"bootOptions":{"firmware":"efi","efiSecureBoot":"Enabled","bootDelay":"3s","bootOrder":[{"type":"Network","name":"eth0"}]}}}`)
 	tp.eventually("status.hardwareVersion 19", func() bool { return get("{.status.hardwareVersion}") == "19" })
 	tp.eventually("vcsim's VM upgraded with the boot options", func() bool {
 		m = configOf(t, tp, vc)
@@ -116,16 +129,19 @@ func TestClassConfigSpecBootOptionsAndUpgrade(t *testing.T) {
 		return m.Config.Version == "vmx-19" && m.Config.Firmware == "efi" && bo != nil &&
 			bo.EfiSecureBootEnabled != nil && *bo.EfiSecureBootEnabled && bo.BootDelay == 3000 && len(bo.BootOrder) == 1
 	})
-	d, ok := m.Config.BootOptions.BootOrder[0].(*types.VirtualMachineBootOptionsBootableDiskDevice)
-	if !ok || object.VirtualDeviceList(m.Config.Hardware.Device).FindByKey(d.DeviceKey) == nil {
-		t.Errorf("boot order %#v, want the VM's disk", m.Config.BootOptions.BootOrder[0])
+	d, ok := m.Config.BootOptions.BootOrder[0].(*types.VirtualMachineBootOptionsBootableEthernetDevice)
+	if !ok || fmt.Sprint(d.DeviceKey) != nic || object.VirtualDeviceList(m.Config.Hardware.Device).FindByKey(d.DeviceKey) == nil {
+		t.Errorf("boot order %#v, want eth0's adapter (key %s)", m.Config.BootOptions.BootOrder[0], nic)
 	}
 }
 
 func configOf(t *testing.T, tp *topology, vc *govmomi.Client) mo.VirtualMachine {
 	t.Helper()
 	var m mo.VirtualMachine
-	vm := tp.vm(vc, "gpu-vm")
+	vm, err := vcenter.FindVM(t.Context(), vc, tp.kubectl("get", "vm", "gpu-vm", "-n", "default", "-o", "jsonpath={.spec.instanceUUID}"))
+	if err != nil {
+		t.Fatalf("find gpu-vm in vcsim: %v", err)
+	}
 	if err := vm.Properties(t.Context(), vm.Reference(), []string{"config"}, &m); err != nil {
 		t.Fatal(err)
 	}
