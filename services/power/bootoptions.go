@@ -19,7 +19,7 @@ import (
 const defaultBootRetryDelayMs = 10000
 
 // syncBootOptions gives the VM spec.bootOptions (firmware, boot delay, boot order, boot
-// retry, EFI secure boot, network boot protocol) while it is powered off, which includes
+// retry, EFI secure boot, network boot protocol, entering setup) while it is powered off, which includes
 // right before a power-on (admission forbids a change while the VM is desired on,
 // BOOT-10). The VM's config.bootOptions and config.firmware are what was applied, so a
 // redelivery finds nothing to do. hold says why the VM may not be powered on yet: a boot
@@ -63,7 +63,7 @@ func (r *reconciler) syncBootOptions(ctx context.Context, o reconcile.Object, vm
 func bootOptionsOf(bo *model.VirtualMachineBootOptions, devices []types.BaseVirtualDevice, st model.VirtualMachineStatus) (_ *types.VirtualMachineBootOptions, missing string) {
 	out := &types.VirtualMachineBootOptions{
 		BootDelay:            milliseconds(bo.BootDelay),
-		EnterBIOSSetup:       types.NewBool(false),
+		EnterBIOSSetup:       types.NewBool(bo.EnterBootSetup == model.BootOptionEnabled),
 		EfiSecureBootEnabled: types.NewBool(bo.EFISecureBoot == model.BootOptionEnabled),
 		BootRetryEnabled:     types.NewBool(bo.BootRetry == model.BootOptionEnabled),
 		BootRetryDelay:       defaultBootRetryDelayMs,

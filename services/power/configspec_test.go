@@ -131,7 +131,7 @@ func TestUpgradeAndBootOptionsAtPowerOff(t *testing.T) {
 	v.obj.Spec.BootOptions = &model.VirtualMachineBootOptions{
 		Firmware: model.FirmwareEFI, EFISecureBoot: model.BootOptionEnabled,
 		BootDelay: &metav1.Duration{Duration: 5 * time.Second}, BootRetry: model.BootOptionEnabled,
-		BootRetryDelay: &metav1.Duration{Duration: 20 * time.Second}, NetworkBootProtocol: "IP6",
+		BootRetryDelay: &metav1.Duration{Duration: 20 * time.Second}, NetworkBootProtocol: "IP6", EnterBootSetup: model.BootOptionEnabled,
 		BootOrder: []model.BootableDevice{{Type: model.BootDeviceNetwork, Name: "eth0"}, {Type: model.BootDeviceCDRom}},
 	}
 	h.putSpec(v)
@@ -151,8 +151,11 @@ func TestUpgradeAndBootOptionsAtPowerOff(t *testing.T) {
 		bo := cfg.BootOptions
 		return cfg.Version == "vmx-19" && cfg.Firmware == "efi" && bo != nil && bo.EfiSecureBootEnabled != nil && *bo.EfiSecureBootEnabled &&
 			bo.BootDelay == 5000 && bo.BootRetryEnabled != nil && *bo.BootRetryEnabled && bo.BootRetryDelay == 20000 &&
-			bo.NetworkBootProtocol == "ipv6" && len(bo.BootOrder) == 2
-	}, func() string { b, _ := json.Marshal(h.vcConfig(v).BootOptions); return h.vcConfig(v).Version + " " + string(b) })
+			bo.NetworkBootProtocol == "ipv6" && bo.EnterBIOSSetup != nil && *bo.EnterBIOSSetup && len(bo.BootOrder) == 2
+	}, func() string {
+		b, _ := json.Marshal(h.vcConfig(v).BootOptions)
+		return h.vcConfig(v).Version + " " + string(b)
+	})
 	order := h.vcConfig(v).BootOptions.BootOrder
 	if nic, ok := order[0].(*types.VirtualMachineBootOptionsBootableEthernetDevice); !ok || nic.DeviceKey != 4000 {
 		t.Errorf("boot order[0] = %#v, want the adapter with key 4000", order[0])
