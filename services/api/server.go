@@ -28,6 +28,7 @@ type server struct {
 	auth    authority
 	specs   *specWriter
 	rm      *readmodel.Store
+	heads   *readmodel.Heads // where the streams end, for consistent reads
 	events  eventFeed // the Events kinds
 	admit   admitter
 	quotas  quotaGate
