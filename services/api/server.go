@@ -29,7 +29,7 @@ type server struct {
 	specs   *specWriter
 	rm      *readmodel.Store
 	heads   *readmodel.Heads // where the streams end, for consistent reads
-	events  eventFeed // the Events kinds
+	events  eventFeed        // the Events kinds
 	admit   admitter
 	quotas  quotaGate
 	fields  *apply.Managers
