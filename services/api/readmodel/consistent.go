@@ -76,10 +76,12 @@ func (h *Heads) run() {
 		}
 		h.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), headsTimeout)
-		r.at.spec, r.err = lastSeq(ctx, h.js, events.StreamSpecs)
-		if r.err == nil {
-			r.at.status, r.err = lastSeq(ctx, h.js, events.StreamStatus)
-		}
+		var specErr error
+		var both sync.WaitGroup
+		both.Go(func() { r.at.spec, specErr = lastSeq(ctx, h.js, events.StreamSpecs) })
+		r.at.status, r.err = lastSeq(ctx, h.js, events.StreamStatus)
+		both.Wait()
+		r.err = errors.Join(specErr, r.err)
 		cancel()
 		close(r.done)
 	}
