@@ -308,7 +308,7 @@ func informerSync(tb testing.TB, kubeconfig string, n int) time.Duration {
 func settle(tb testing.TB, api *apiClient) {
 	const still = 5 * time.Second
 	rvs, since := "", time.Now()
-	waitFor(tb, 20*time.Minute, "the stack to settle", func() bool {
+	waitFor(tb, 40*time.Minute, "the stack to settle", func() bool {
 		now := listRV(api, vmsPath) + " " + listRV(api, "/api/v1/namespaces/"+benchNamespace+"/events")
 		if now != rvs {
 			rvs, since = now, time.Now()
