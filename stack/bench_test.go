@@ -188,7 +188,7 @@ func startBenchStack(b *testing.B) *benchStack {
 	}}
 }
 
-func freeBenchAddr(b *testing.B) string {
+func freeBenchAddr(b testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

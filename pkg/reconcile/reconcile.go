@@ -221,22 +221,6 @@ func (l *loop) consumeRelated(ctx context.Context) error {
 	})
 }
 
-// resync queues every object periodically.
-func (l *loop) resync(ctx context.Context) error {
-	tick := time.NewTicker(l.cfg.Resync)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-			if err := l.enqueueAll(ctx, events.SpecFilter(l.cfg.Plural)); err != nil {
-				l.cfg.Logger.Warn("resync", "service", l.cfg.Service, "err", err)
-			}
-		}
-	}
-}
-
 // enqueueAll queues a reconcile of every object whose spec subject matches filter.
 func (l *loop) enqueueAll(ctx context.Context, filter string) error {
 	subjects, err := events.Subjects(ctx, l.js, events.StreamSpecs, filter)
@@ -244,17 +228,22 @@ func (l *loop) enqueueAll(ctx context.Context, filter string) error {
 		return err
 	}
 	for _, subj := range subjects {
-		ref, err := events.ParseSpecSubject(subj)
-		if err != nil {
-			continue
-		}
-		l.q.Do(events.ObjectKey(subj), func() {
-			if err := l.reconcile(ctx, ref); err != nil && ctx.Err() == nil {
-				l.cfg.Logger.Warn("reconcile", "service", l.cfg.Service, "object", ref.String(), "err", err)
-			}
-		})
+		l.enqueue(ctx, subj)
 	}
 	return nil
+}
+
+// enqueue queues a reconcile of the object of a spec subject, unless one is queued already.
+func (l *loop) enqueue(ctx context.Context, subj string) {
+	ref, err := events.ParseSpecSubject(subj)
+	if err != nil {
+		return
+	}
+	l.q.DoOnce(events.ObjectKey(subj), func() {
+		if err := l.reconcile(ctx, ref); err != nil && ctx.Err() == nil {
+			l.cfg.Logger.Warn("reconcile", "service", l.cfg.Service, "object", ref.String(), "err", err)
+		}
+	})
 }
 
 // reconcile reads the latest spec and slices, reconciles and publishes the slice. A

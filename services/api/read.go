@@ -17,6 +17,11 @@ import (
 )
 
 func (s *server) get(c echo.Context, t target) error {
+	if c.QueryParam("resourceVersion") == "" {
+		if err := s.waitCurrent(c.Request().Context()); err != nil {
+			return err
+		}
+	}
 	obj, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
 	if errors.Is(err, readmodel.ErrNotFound) {
 		return notFound(t.gr(), t.Name)
@@ -49,6 +54,11 @@ func (s *server) list(c echo.Context, t target) error {
 	// asked for, exactly it only while nothing changed since.
 	if err := s.waitRV(c.Request().Context(), lq.ResourceVersion); err != nil {
 		return err
+	}
+	if lq.ResourceVersion == "" && lq.Continue == "" {
+		if err := s.waitCurrent(c.Request().Context()); err != nil {
+			return err
+		}
 	}
 	if lq.ResourceVersionMatch == metav1.ResourceVersionMatchExact {
 		opts.ExactRV = lq.ResourceVersion
@@ -84,17 +94,31 @@ func (s *server) list(c echo.Context, t target) error {
 	return writeList(c, t, meta, raw)
 }
 
-// writeList answers a list of t's kind holding items, each already in t's shape.
+// writeList answers a list of t's kind holding items, each already in t's shape. The
+// items are stored JSON, valid and compact: they are joined as they are rather than run
+// through the encoder, which would check and compact each again on every request.
 func writeList(c echo.Context, t target, meta metav1.ListMeta, items []json.RawMessage) error {
-	list, err := json.Marshal(struct {
-		APIVersion string            `json:"apiVersion"`
-		Kind       string            `json:"kind"`
-		Metadata   metav1.ListMeta   `json:"metadata"`
-		Items      []json.RawMessage `json:"items"`
-	}{t.apiVersion(), t.Kind.ListKind, meta, items})
+	head, err := json.Marshal(struct {
+		APIVersion string          `json:"apiVersion"`
+		Kind       string          `json:"kind"`
+		Metadata   metav1.ListMeta `json:"metadata"`
+	}{t.apiVersion(), t.Kind.ListKind, meta})
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", t.Kind.ListKind, err)
 	}
+	size := len(head) + len(`,"items":[]}`)
+	for _, item := range items {
+		size += len(item) + 1
+	}
+	list := make([]byte, 0, size)
+	list = append(append(list, head[:len(head)-1]...), `,"items":[`...)
+	for i, item := range items {
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = append(list, item...)
+	}
+	list = append(list, "]}"...)
 	return writeServed(c, t, http.StatusOK, list)
 }
 

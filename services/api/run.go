@@ -117,6 +117,7 @@ func Run(ctx context.Context, cfg Config) error {
 		auth:   authn,
 		specs:  specs,
 		rm:     rm,
+		heads:  readmodel.NewHeads(cfg.JetStream),
 		events: eventFeed{store: kevents, js: cfg.JetStream},
 		admit:  admission.New(rm, cfg.Namespaces),
 		fields: fields,

@@ -28,7 +28,8 @@ type server struct {
 	auth    authority
 	specs   *specWriter
 	rm      *readmodel.Store
-	events  eventFeed // the Events kinds
+	heads   *readmodel.Heads // where the streams end, for consistent reads
+	events  eventFeed        // the Events kinds
 	admit   admitter
 	quotas  quotaGate
 	fields  *apply.Managers

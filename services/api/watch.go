@@ -49,6 +49,11 @@ func (s *server) watch(c echo.Context, t target) error {
 		if err := s.waitRV(ctx, lq.ResourceVersion); err != nil {
 			return err
 		}
+		if lq.ResourceVersion == "" {
+			if err := s.waitCurrent(ctx); err != nil {
+				return err
+			}
+		}
 		wo.FromRV, wo.SendInitial, wo.InitialEventsEnd = "", true, lq.AllowWatchBookmarks
 	}
 	if lq.AllowWatchBookmarks {

@@ -31,6 +31,7 @@ type batch struct {
 	spec, status       uint64        // checkpoints reached, 0 = unchanged
 	specMsg, statusMsg jetstream.Msg // the messages there, whose marks are saved
 	changes            []changeRecord
+	cached             []cacheOp // the objects' states after the batch, for the cache
 }
 
 // apply folds one message into the read model.
@@ -116,6 +117,7 @@ func (b *batch) deleteObject(ref events.Ref, in inbound, rec specRecord, head ob
 			ref.Plural, ref.Namespace, ref.Name); err != nil {
 			return fmt.Errorf("delete %s: %w", ref, err)
 		}
+		b.cached = append(b.cached, cacheOp{plural: ref.Plural, key: objectKey{ref.Namespace, ref.Name}, del: true})
 	}
 	if _, err := b.tx.Exec(`DELETE FROM slices WHERE plural = ? AND namespace = ? AND name = ? AND uid IN (?, ?)`,
 		ref.Plural, ref.Namespace, ref.Name, rec.uid, head.UID); err != nil {
@@ -260,7 +262,32 @@ func (b *batch) upsert(ref events.Ref, rec specRecord, specSeq uint64, spec []by
 	if err != nil {
 		return fmt.Errorf("store %s: %w", ref, err)
 	}
+	b.cached = append(b.cached, cacheOp{plural: ref.Plural, key: objectKey{ref.Namespace, ref.Name},
+		obj: cachedObject(ref, rec, specSeq, m)})
 	return nil
+}
+
+// cachedObject is the Object the stored row reads back as.
+func cachedObject(ref events.Ref, rec specRecord, specSeq uint64, m materialised) *Object {
+	o := &Object{
+		Plural: ref.Plural, Namespace: ref.Namespace, Name: ref.Name, UID: rec.uid,
+		SpecSeq: specSeq, StatusSeq: m.statusSeq, RV: position{specSeq, m.statusSeq}.String(),
+		Labels: rec.labels, Finalizers: rec.finalizers, DeletionRequested: rec.deletionRequested,
+		JSON: m.json,
+	}
+	if o.Labels == nil {
+		o.Labels = map[string]string{}
+	}
+	if o.Finalizers == nil {
+		o.Finalizers = []string{}
+	}
+	if len(m.released) > 0 {
+		o.Released = make(map[string]bool, len(m.released))
+		for _, s := range m.released {
+			o.Released[s] = true
+		}
+	}
+	return o
 }
 
 // encodeLabels is the stored form of a label map: JSON with sorted keys, "{}" when empty.

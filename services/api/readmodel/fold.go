@@ -217,6 +217,11 @@ func (s *Store) commit(msgs []inbound, hide bool) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("fold: commit: %w", err)
 	}
+	var lastID uint64
+	if len(b.changes) > 0 {
+		lastID = b.changes[len(b.changes)-1].ID
+	}
+	s.cache.apply(b.cached, position{b.spec, b.status}, lastID)
 	s.hub.publish(b.changes)
 	s.progress.advance(b.spec, b.status, drained[events.StreamSpecs], drained[events.StreamStatus])
 	return nil

@@ -1,13 +1,9 @@
 package readmodel
 
 import (
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // objectColumns are the columns an [Object] is read from.
@@ -55,16 +51,11 @@ func (r objectRow) object() (Object, error) {
 // Get returns one object; [ErrNotFound] when there is none. Namespace is "" for
 // cluster-scoped kinds.
 func (s *Store) Get(plural, namespace, name string) (Object, error) {
-	var r objectRow
-	err := s.reader.Get(&r, `SELECT `+objectColumns+` FROM objects
-		WHERE plural = ? AND namespace = ? AND name = ?`, plural, namespace, name)
-	if errors.Is(err, sql.ErrNoRows) {
+	o, ok := s.cache.get(plural, namespace, name)
+	if !ok {
 		return Object{}, fmt.Errorf("%s %q: %w", plural, name, ErrNotFound)
 	}
-	if err != nil {
-		return Object{}, fmt.Errorf("get %s %q: %w", plural, name, err)
-	}
-	return r.object()
+	return *o, nil
 }
 
 // List returns the selected objects ordered by (namespace, name), at most o.Limit of them.
@@ -90,28 +81,19 @@ func (s *Store) List(o ListOptions) (ListResult, error) {
 			return ListResult{}, err
 		}
 	}
-	tx, err := s.reader.Beginx()
-	if err != nil {
-		return ListResult{}, fmt.Errorf("list %s: %w", o.Plural, err)
-	}
-	defer tx.Rollback()
+	v := s.cache.selectObjects(f, objectKey{tok.Namespace, tok.Name}, o.Limit)
 	if tok.RV == "" {
-		spec, status, err := loadCheckpoints(tx)
-		if err != nil {
-			return ListResult{}, fmt.Errorf("list %s: %w", o.Plural, err)
+		if o.ExactRV != "" && v.at != exact {
+			return ListResult{}, fmt.Errorf("resourceVersion %s, the read model is at %s: %w", exact, v.at, ErrGone)
 		}
-		if cur := (position{spec, status}); o.ExactRV != "" && cur != exact {
-			return ListResult{}, fmt.Errorf("resourceVersion %s, the read model is at %s: %w", exact, cur, ErrGone)
-		}
-		tok.RV = position{spec, status}.String()
+		tok.RV = v.at.String()
 	}
-	items, more, err := scanObjects(tx, f, objectKey{tok.Namespace, tok.Name}, o.Limit)
-	if err != nil {
-		return ListResult{}, fmt.Errorf("list %s: %w", o.Plural, err)
+	res := ListResult{Items: make([]Object, len(v.items)), RV: tok.RV}
+	for i, obj := range v.items {
+		res.Items[i] = *obj
 	}
-	res := ListResult{Items: items, RV: tok.RV}
-	if more {
-		last := items[len(items)-1]
+	if v.more {
+		last := v.items[len(v.items)-1]
 		res.Continue = encodeContinue(continueToken{Namespace: last.Namespace, Name: last.Name, RV: tok.RV})
 	}
 	return res, nil
@@ -123,58 +105,4 @@ type objectKey struct{ namespace, name string }
 // less orders keys as SQLite's BINARY collation orders the (namespace, name) index.
 func (k objectKey) less(o objectKey) bool {
 	return k.namespace < o.namespace || (k.namespace == o.namespace && k.name < o.name)
-}
-
-// scanObjects reads the objects f selects after key, in key order, up to limit (0 = all).
-// more reports that at least one further object matches.
-func scanObjects(q sqlx.Queryer, f objectFilter, after objectKey, limit int64) (items []Object, more bool, err error) {
-	chunk := int64(256)
-	if limit > 0 {
-		chunk = min(max(limit+1, 16), 1000)
-	}
-	query, args := scanQuery(f, chunk)
-	for {
-		var rows []objectRow
-		if err := sqlx.Select(q, &rows, query, append(args, after.namespace, after.name)...); err != nil {
-			return nil, false, err
-		}
-		for _, r := range rows {
-			after = objectKey{r.Namespace, r.Name}
-			var lbls map[string]string
-			if err := json.Unmarshal([]byte(r.Labels), &lbls); err != nil {
-				return nil, false, fmt.Errorf("decode stored labels of %s/%s: %w", r.Namespace, r.Name, err)
-			}
-			if !f.matches(r.Plural, r.Namespace, r.Name, lbls) {
-				continue
-			}
-			if limit > 0 && int64(len(items)) == limit {
-				return items, true, nil
-			}
-			o, err := r.object()
-			if err != nil {
-				return nil, false, err
-			}
-			items = append(items, o)
-		}
-		if int64(len(rows)) < chunk {
-			return items, false, nil
-		}
-	}
-}
-
-// scanQuery is the SQL of one scanObjects chunk; its last two arguments (the key to start
-// after) are appended per chunk.
-func scanQuery(f objectFilter, chunk int64) (string, []any) {
-	where := []string{"plural = ?"}
-	args := []any{f.plural}
-	namespace, name := f.exact()
-	if namespace != "" {
-		where, args = append(where, "namespace = ?"), append(args, namespace)
-	}
-	if name != "" {
-		where, args = append(where, "name = ?"), append(args, name)
-	}
-	where = append(where, "(namespace, name) > (?, ?)")
-	return fmt.Sprintf(`SELECT %s FROM objects WHERE %s ORDER BY namespace, name LIMIT %d`,
-		objectColumns, strings.Join(where, " AND "), chunk), args
 }

@@ -62,6 +62,7 @@ func (s *Store) startOver() error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("rebuild read model: %w", err)
 	}
+	s.cache.reset(position{}, 0)
 	s.progress.restore(0, 0)
 	s.epoch.Store(&epoch)
 	s.hub.endAll()

@@ -20,6 +20,7 @@ type Store struct {
 	opts   options
 
 	progress progress
+	cache    cache
 	hub      hub
 	folding  atomic.Bool
 	epoch    atomic.Pointer[string]
@@ -97,6 +98,10 @@ func Open(path string, opt ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open read model %s: %w", path, err)
 	}
 	s.progress.restore(spec, status)
+	if err := s.cache.load(writer, position{spec, status}); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open read model %s: %w", path, err)
+	}
 	epoch, err := readEpoch(writer)
 	if err != nil {
 		s.Close()

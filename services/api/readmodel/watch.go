@@ -3,16 +3,12 @@ package readmodel
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 )
 
 // Bookmark is the type of the Change that ends the initial events when
 // [WatchOptions.InitialEventsEnd] asks for it; it has no Object, only an RV.
 const Bookmark = "BOOKMARK"
-
-// initialPageSize bounds how many objects one read transaction of the initial events loads.
-const initialPageSize = 500
 
 // Watch streams the changes of the selected objects until ctx ends, the Store closes or
 // the watcher falls more than the watch buffer behind; then the channel is closed and the
@@ -52,11 +48,7 @@ func (s *Store) Watch(ctx context.Context, o WatchOptions) (<-chan Change, error
 		w.resume, w.from = true, from
 		catchUp = func(ctx context.Context) (uint64, bool) { return w.replay(ctx, first) }
 	case o.SendInitial:
-		snap, err := s.initialSnapshot(f)
-		if err != nil {
-			s.hub.unsubscribe(sub)
-			return nil, err
-		}
+		snap := s.initialSnapshot(f)
 		catchUp = func(ctx context.Context) (uint64, bool) { return w.initial(ctx, snap, o.InitialEventsEnd) }
 	default:
 		catchUp = func(context.Context) (uint64, bool) { return 0, true }
@@ -72,8 +64,7 @@ type watcher struct {
 	sub    *subscription
 	out    chan Change
 	resume bool
-	from   position     // with resume: deliver only changes triggered after it
-	pages  initialPages // with initial events: what the pages read after the first reflect
+	from   position // with resume: deliver only changes triggered after it
 }
 
 // run catches up (replay or initial events), then forwards live changes it has not sent,
@@ -113,7 +104,7 @@ func (w *watcher) run(ctx context.Context, catchUp func(context.Context) (uint64
 			if mark != nil {
 				mark.before--
 			}
-			if c.rec.ID <= lastID || (w.resume && !w.from.after(c.rec.Stream, c.rec.Seq)) || w.pages.reflected(c.rec) {
+			if c.rec.ID <= lastID || (w.resume && !w.from.after(c.rec.Stream, c.rec.Seq)) {
 				continue
 			}
 			if !w.send(ctx, Change{Type: c.typ, Object: c.rec.Object, RV: c.rec.RV}) {
@@ -212,93 +203,28 @@ func (s *Store) nextReplayPage(afterID uint64, from position) ([]changeRecord, e
 	return readChanges(tx, afterID, from)
 }
 
-// snapshot is the start of a watch with initial events: the newest change the objects
-// reflect, the list RV, and the first page of objects.
+// snapshot is the start of a watch with initial events: the matching objects, the list
+// RV and the newest change they reflect, read together from the cache.
 type snapshot struct {
 	lastID uint64
 	rv     position
-	first  []Object
-	more   bool
+	items  []*Object
 }
 
-func (s *Store) initialSnapshot(f objectFilter) (snapshot, error) {
-	var snap snapshot
-	tx, err := s.reader.Beginx()
-	if err != nil {
-		return snap, fmt.Errorf("watch: %w", err)
-	}
-	defer tx.Rollback()
-	if snap.lastID, err = lastChangeID(tx); err != nil {
-		return snap, fmt.Errorf("watch: %w", err)
-	}
-	if snap.rv.spec, snap.rv.status, err = loadCheckpoints(tx); err != nil {
-		return snap, fmt.Errorf("watch: %w", err)
-	}
-	if snap.first, snap.more, err = scanObjects(tx, f, objectKey{}, initialPageSize); err != nil {
-		return snap, fmt.Errorf("watch: %w", err)
-	}
-	return snap, nil
+func (s *Store) initialSnapshot(f objectFilter) snapshot {
+	v := s.cache.selectObjects(f, objectKey{}, 0)
+	return snapshot{lastID: v.lastID, rv: v.at, items: v.items}
 }
 
-// initial sends a synthetic ADDED per current object, then the optional bookmark. Pages
-// after the first are read later than the snapshot: what each reflects is remembered, so
-// the live changes it already shows are not sent again.
+// initial sends a synthetic ADDED per object of the snapshot, then the optional bookmark.
 func (w *watcher) initial(ctx context.Context, snap snapshot, bookmark bool) (uint64, bool) {
-	page, more := snap.first, snap.more
-	for {
-		for _, o := range page {
-			if !w.send(ctx, Change{Type: Added, Object: o.JSON, RV: o.RV}) {
-				return 0, false
-			}
-		}
-		if !more {
-			break
-		}
-		after := objectKey{page[len(page)-1].Namespace, page[len(page)-1].Name}
-		var err error
-		var lastID uint64
-		if page, more, lastID, err = w.store.initialPage(w.filter, after); err != nil {
-			w.store.opts.logger.Warn("watch initial events ended", "err", err)
+	for _, o := range snap.items {
+		if !w.send(ctx, Change{Type: Added, Object: o.JSON, RV: o.RV}) {
 			return 0, false
 		}
-		w.pages = append(w.pages, initialPage{after: after, lastID: lastID})
 	}
 	if bookmark && !w.send(ctx, Change{Type: Bookmark, RV: snap.rv.String(), InitialEventsEnd: true}) {
 		return 0, false
 	}
 	return snap.lastID, true
-}
-
-// initialPage reads the page of objects after key with the newest change it reflects.
-func (s *Store) initialPage(f objectFilter, after objectKey) (page []Object, more bool, lastID uint64, err error) {
-	tx, err := s.reader.Beginx()
-	if err != nil {
-		return nil, false, 0, fmt.Errorf("watch: %w", err)
-	}
-	defer tx.Rollback()
-	if lastID, err = lastChangeID(tx); err != nil {
-		return nil, false, 0, fmt.Errorf("watch: %w", err)
-	}
-	if page, more, err = scanObjects(tx, f, after, initialPageSize); err != nil {
-		return nil, false, 0, fmt.Errorf("watch: %w", err)
-	}
-	return page, more, lastID, nil
-}
-
-// initialPage is one page of initial events read after the snapshot: it covers the keys
-// after its start up to the next page's start, as they were at change lastID.
-type initialPage struct {
-	after  objectKey
-	lastID uint64
-}
-
-// initialPages are in key order.
-type initialPages []initialPage
-
-// reflected reports whether the initial events already showed the change: it belongs to a
-// page read after it was made (its object sent in that state, or absent if deleted).
-func (p initialPages) reflected(c *changeRecord) bool {
-	k := objectKey{c.Namespace, c.Name}
-	i := sort.Search(len(p), func(i int) bool { return !p[i].after.less(k) }) // first page not covering k
-	return i > 0 && c.ID <= p[i-1].lastID
 }

@@ -1,0 +1,75 @@
+package reconcile
+
+import (
+	"context"
+	"time"
+
+	"github.com/vmop/vmop/pkg/events"
+)
+
+// resyncRate bounds how many objects per second one loop's resync reconciles: with many
+// objects the round takes longer than Config.Resync rather than the service more CPU, so
+// that a stack with nothing changing stays quiet whatever its size. A reconcile costs a
+// few milliseconds of CPU (NATS reads, vCenter calls) and five loops resync a VM, so 3 a
+// second each keeps 10,000 quiet VMs under 5% of a core, a round then taking 56 minutes;
+// every change still comes through the consumers at once.
+const resyncRate = 3
+
+// resyncStep is the shortest pause between two portions of a resync: with many objects
+// each wake-up queues several, rather than one timer per object.
+const resyncStep = 100 * time.Millisecond
+
+// resync re-reconciles every object once per period (Config.Resync, or longer at
+// resyncRate), spread evenly over the period rather than all at one tick, so that a
+// service with thousands of objects works at a steady trickle instead of a burst (and its
+// queue never holds them all at once). The first round starts one period after the loop:
+// the consumers have just read everything.
+func (l *loop) resync(ctx context.Context) error {
+	wait := time.NewTimer(l.cfg.Resync)
+	defer wait.Stop()
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-wait.C:
+	}
+	for {
+		start := time.Now()
+		subjects, err := events.Subjects(ctx, l.js, events.StreamSpecs, events.SpecFilter(l.cfg.Plural))
+		if err != nil && ctx.Err() == nil {
+			l.cfg.Logger.Warn("resync", "service", l.cfg.Service, "err", err)
+		}
+		period := max(l.cfg.Resync, time.Duration(len(subjects))*time.Second/resyncRate)
+		if !spread(ctx, period, start, subjects, func(subj string) { l.enqueue(ctx, subj) }) {
+			return nil
+		}
+	}
+}
+
+// spread hands each subject to enqueue at its share of the period that began at start,
+// and returns when the period is over; false when ctx ended first.
+func spread(ctx context.Context, period time.Duration, start time.Time, subjects []string, enqueue func(string)) bool {
+	n := len(subjects)
+	step := max(period/time.Duration(max(n, 1)), resyncStep)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	next := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+		}
+		elapsed := time.Since(start)
+		due := n
+		if elapsed < period {
+			due = min(n, int(int64(n)*int64(elapsed)/int64(period))+1)
+		}
+		for ; next < due; next++ {
+			enqueue(subjects[next])
+		}
+		if elapsed >= period {
+			return true
+		}
+		timer.Reset(min(step, period-elapsed))
+	}
+}
