@@ -59,7 +59,7 @@ func (r *reconciler) resolveClass(ctx context.Context, namespace, name string, c
 type image struct {
 	kind, name      string
 	displayName     string
-	itemID          string // content library item
+	itemID          string // content library item; the template VM's ID for type VM
 	typ             string // model.ImageType*
 	hardwareVersion int32
 }
@@ -127,11 +127,11 @@ func (r *reconciler) resolveImage(ctx context.Context, namespace string, ref *mo
 	}
 	switch {
 	case img.itemID == "":
-		conds.fail(model.ConditionImageReady, model.ReasonNotReady, fmt.Sprintf("%s %s names no content library item", kind, ref.Name))
+		conds.fail(model.ConditionImageReady, model.ReasonNotReady, fmt.Sprintf("%s %s names no content library item or template VM", kind, ref.Name))
 		return nil, nil
-	case img.typ != model.ImageTypeOVF && img.typ != model.ImageTypeISO:
+	case img.typ != model.ImageTypeOVF && img.typ != model.ImageTypeISO && img.typ != model.ImageTypeVM:
 		conds.fail(model.ConditionImageReady, model.ReasonNotSupported,
-			fmt.Sprintf("%s %s is of type %q: VMs are deployed from OVF images or created for ISO images", kind, ref.Name, img.typ))
+			fmt.Sprintf("%s %s is of type %q: VMs are deployed from OVF images, cloned from VM images or created for ISO images", kind, ref.Name, img.typ))
 		return nil, nil
 	}
 	conds.ok(model.ConditionImageReady)

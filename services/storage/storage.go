@@ -86,7 +86,7 @@ func run(ctx context.Context, cfg Config) error {
 	claimCfg := claimLoopConfig(cfg.Logger)
 	pvcs := &claims{js: cfg.JetStream, volumes: claimVolumes, now: time.Now}
 	pvcs.trigger = reconcile.NewTrigger(cfg.JetStream, claimCfg, pvcs.reconcile)
-	images := &imageReconciler{rest: rc, now: time.Now}
+	images := &imageReconciler{rest: rc, vc: vc.Client, now: time.Now}
 	// The loops run until ctx ends or one fails, which stops the others.
 	g, ctx := errgroup.WithContext(ctx)
 	h.volumes.later = func(ref events.Ref, at time.Time) { trigger.RequestAt(ctx, ref, at) }
