@@ -1,0 +1,133 @@
+package placement
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+// A VM from an image of type VM is a clone of its template VM: vcsim shows a powered-off
+// VM (not a template) in the namespace folder with the class's CPU and memory, the spec's
+// UUIDs, the keys naming the object and the template's two disks. The clone is linked (on
+// the template's snapshot) by default and full with fast-deploy direct; the home and
+// every disk get the storage class's policy on the chosen datastore (vcsim keeps no
+// record of a policy nor of a disk's parent: look at the CloneVM_Task call itself).
+func TestClonesVMImage(t *testing.T) {
+	h := newHarness(t)
+	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
+	image := imageNamed(t, testNamespace, inventory.PhotonTemplate)
+	h.seedObject("VirtualMachineImage", testNamespace, image, "")
+	h.seedObject("StorageClass", "", testStorageClass, "")
+	var mu sync.Mutex
+	clones := map[string]types.VirtualMachineCloneSpec{}
+	seeded.sim.Intercept(func(_ *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+		if req, ok := m.Body.(*types.CloneVM_Task); ok && strings.HasPrefix(req.Name, "clone-") {
+			mu.Lock()
+			clones[req.Name] = req.Spec
+			mu.Unlock()
+		}
+		return nil, nil
+	})
+	t.Cleanup(func() { seeded.sim.Intercept(nil) })
+	h.runService()
+
+	template, err := find.NewFinder(h.vc.Client).VirtualMachine(h.ctx, "/"+inventory.Datacenter+"/vm/"+inventory.TemplateFolder+"/"+inventory.PhotonTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tm mo.VirtualMachine
+	if err := template.Properties(h.ctx, template.Reference(), []string{"snapshot"}, &tm); err != nil {
+		t.Fatal(err)
+	}
+	policy := seededPolicy(t).id
+
+	for _, tt := range []struct {
+		mode     string // the fast-deploy annotation, "" for none
+		moveType types.VirtualMachineRelocateDiskMoveOptions
+		snapshot *types.ManagedObjectReference
+	}{
+		{"", types.VirtualMachineRelocateDiskMoveOptionsCreateNewChildDiskBacking, tm.Snapshot.CurrentSnapshot},
+		{model.FastDeployModeDirect, types.VirtualMachineRelocateDiskMoveOptionsMoveAllDiskBackingsAndDisallowSharing, nil},
+	} {
+		t.Run("mode="+tt.mode, func(t *testing.T) {
+			v := newTestVM("clone")
+			v.image = image
+			if tt.mode != "" {
+				v.annotations = map[string]any{model.AnnotationFastDeploy: tt.mode}
+			}
+			h.putVM(v, false)
+			_, st := h.waitSlice(v.ref, "created", created)
+			vms := h.vmsOf(v.uid)
+			if len(vms) != 1 {
+				t.Fatalf("%d VMs carry uid %s, want 1", len(vms), v.uid)
+			}
+			vm := vms[0]
+			cfg := vm.Config
+			var disks []int64
+			for _, d := range cfg.Hardware.Device {
+				if disk, ok := d.(*types.VirtualDisk); ok {
+					disks = append(disks, disk.CapacityInBytes>>30)
+				}
+			}
+			got := map[string]any{
+				"template": cfg.Template, "power": vm.Runtime.PowerState, "cpus": cfg.Hardware.NumCPU, "memoryMB": cfg.Hardware.MemoryMB,
+				"biosUUID": cfg.Uuid, "instanceUUID": cfg.InstanceUuid, "object": extraConfig(vm, vcenter.KeyObject),
+				"disksGiB": disks, "version": cfg.Version, "folder": h.folderName(vm),
+			}
+			want := map[string]any{
+				"template": false, "power": types.VirtualMachinePowerStatePoweredOff, "cpus": int32(2), "memoryMB": int32(4096),
+				"biosUUID": v.bios, "instanceUUID": v.instance, "object": testNamespace + "/" + v.ref.Name,
+				"disksGiB": []int64{20, 10}, "version": "vmx-19", "folder": testNamespace,
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("clone in vcsim (-want +got):\n%s", d)
+			}
+			if st.UniqueID != vm.Self.Value || st.HardwareVersion != 19 {
+				t.Errorf("status uniqueID %s, hardwareVersion %d; want %s, 19", st.UniqueID, st.HardwareVersion, vm.Self.Value)
+			}
+
+			mu.Lock()
+			spec, ok := clones[v.ref.Name]
+			mu.Unlock()
+			if !ok {
+				t.Fatal("no CloneVM_Task seen")
+			}
+			loc := spec.Location
+			if loc.DiskMoveType != string(tt.moveType) || !cmp.Equal(spec.Snapshot, tt.snapshot) || spec.PowerOn || spec.Template {
+				t.Errorf("clone: diskMoveType %s, snapshot %v, powerOn %v, template %v; want %s, %v, off, no template",
+					loc.DiskMoveType, spec.Snapshot, spec.PowerOn, spec.Template, tt.moveType, tt.snapshot)
+			}
+			if len(loc.Profile) != 1 || loc.Profile[0].(*types.VirtualMachineDefinedProfileSpec).ProfileId != policy || len(loc.Disk) != 2 {
+				t.Fatalf("clone location: profile %#v, %d disk locators; want %s and 2", loc.Profile, len(loc.Disk), policy)
+			}
+			for _, d := range loc.Disk {
+				if d.Datastore != *loc.Datastore || d.Profile[0].(*types.VirtualMachineDefinedProfileSpec).ProfileId != policy || d.DiskMoveType != string(tt.moveType) {
+					t.Errorf("disk locator %+v: want datastore %s, policy %s, %s", d, loc.Datastore.Value, policy, tt.moveType)
+				}
+			}
+		})
+	}
+}
+
+// folderName is the name of the VM's parent folder.
+func (h *harness) folderName(vm mo.VirtualMachine) string {
+	h.t.Helper()
+	if vm.Parent == nil {
+		return ""
+	}
+	var f mo.Folder
+	if err := h.vc.RetrieveOne(h.ctx, *vm.Parent, []string{"name"}, &f); err != nil {
+		h.t.Fatal(err)
+	}
+	return f.Name
+}
