@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +21,8 @@ import (
 // VM (not a template) in the namespace folder with the class's CPU and memory, the spec's
 // UUIDs, the keys naming the object and the template's two disks. The clone is linked (on
 // the template's snapshot) by default and full with fast-deploy direct; the home and
-// every disk get the storage class's policy on the chosen datastore (vcsim keeps no
+// every disk get the storage class's policy on the chosen datastore; a minHardwareVersion
+// above the template's is reached by upgrading the clone (vcsim keeps no
 // record of a policy nor of a disk's parent: look at the CloneVM_Task call itself).
 func TestClonesVMImage(t *testing.T) {
 	h := newHarness(t)
@@ -53,19 +55,27 @@ func TestClonesVMImage(t *testing.T) {
 
 	for _, tt := range []struct {
 		mode     string // the fast-deploy annotation, "" for none
+		minHW    int32  // spec.minHardwareVersion, 0 for none
 		moveType types.VirtualMachineRelocateDiskMoveOptions
 		snapshot *types.ManagedObjectReference
 	}{
-		{"", types.VirtualMachineRelocateDiskMoveOptionsCreateNewChildDiskBacking, tm.Snapshot.CurrentSnapshot},
-		{model.FastDeployModeDirect, types.VirtualMachineRelocateDiskMoveOptionsMoveAllDiskBackingsAndDisallowSharing, nil},
+		{"", 0, types.VirtualMachineRelocateDiskMoveOptionsCreateNewChildDiskBacking, tm.Snapshot.CurrentSnapshot},
+		{model.FastDeployModeDirect, 0, types.VirtualMachineRelocateDiskMoveOptionsMoveAllDiskBackingsAndDisallowSharing, nil},
+		{model.FastDeployModeLinked, 20, types.VirtualMachineRelocateDiskMoveOptionsCreateNewChildDiskBacking, tm.Snapshot.CurrentSnapshot},
 	} {
-		t.Run("mode="+tt.mode, func(t *testing.T) {
+		t.Run(fmt.Sprintf("mode=%s,minHardwareVersion=%d", tt.mode, tt.minHW), func(t *testing.T) {
 			v := newTestVM("clone")
 			v.image = image
 			if tt.mode != "" {
 				v.annotations = map[string]any{model.AnnotationFastDeploy: tt.mode}
 			}
-			h.putVM(v, false)
+			obj := v.object(1, false)
+			wantHW := int32(19) // the template's
+			if tt.minHW > 0 {
+				obj["spec"].(map[string]any)["minHardwareVersion"] = tt.minHW
+				wantHW = tt.minHW
+			}
+			h.append(v.ref, obj)
 			_, st := h.waitSlice(v.ref, "created", created)
 			vms := h.vmsOf(v.uid)
 			if len(vms) != 1 {
@@ -87,13 +97,13 @@ func TestClonesVMImage(t *testing.T) {
 			want := map[string]any{
 				"template": false, "power": types.VirtualMachinePowerStatePoweredOff, "cpus": int32(2), "memoryMB": int32(4096),
 				"biosUUID": v.bios, "instanceUUID": v.instance, "object": testNamespace + "/" + v.ref.Name,
-				"disksGiB": []int64{20, 10}, "version": "vmx-19", "folder": testNamespace,
+				"disksGiB": []int64{20, 10}, "version": fmt.Sprintf("vmx-%d", wantHW), "folder": testNamespace,
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("clone in vcsim (-want +got):\n%s", d)
 			}
-			if st.UniqueID != vm.Self.Value || st.HardwareVersion != 19 {
-				t.Errorf("status uniqueID %s, hardwareVersion %d; want %s, 19", st.UniqueID, st.HardwareVersion, vm.Self.Value)
+			if st.UniqueID != vm.Self.Value || st.HardwareVersion != wantHW {
+				t.Errorf("status uniqueID %s, hardwareVersion %d; want %s, %d", st.UniqueID, st.HardwareVersion, vm.Self.Value, wantHW)
 			}
 
 			mu.Lock()
