@@ -18,7 +18,7 @@ import (
 // controller added to spec.hardware appears in vcsim and status.hardware.controllers and
 // goes again when removed; the controller of the image disks stays when removed from the
 // spec (admission restores it for the volumes on it), and retyping it is refused by the
-// storage service with the reason.
+// storage service with the reason; back to its type, the clone powers on.
 func TestVMImageCloneAndControllers(t *testing.T) {
 	tp := startTopology(t)
 	vc, err := vcenter.Connect(t.Context(), tp.vcenter(t))
@@ -97,4 +97,10 @@ func TestVMImageCloneAndControllers(t *testing.T) {
 	if pv := devices.SelectByType((*types.ParaVirtualSCSIController)(nil)); len(pv) != 1 || len(devices.SelectByType((*types.VirtualDisk)(nil))) != 2 {
 		t.Errorf("vcsim after the refused retype: ParaVirtual controllers %d, disks %d; want 1 and 2", len(pv), len(devices.SelectByType((*types.VirtualDisk)(nil))))
 	}
+
+	// Back to the controller it has, the VM is storage-ready and powers on.
+	tp.kubectl("patch", "vm", name, "-n", ns, "--type", "json", "-p", `[{"op":"replace","path":"/spec/hardware/scsiControllers/0/type","value":"ParaVirtual"}]`)
+	tp.eventually("StorageReady True", func() bool { return storage("status") == "True" })
+	tp.kubectl("patch", "vm", name, "-n", ns, "--type", "merge", "-p", `{"spec":{"powerState":"PoweredOn"}}`)
+	tp.waitPower(name, "PoweredOn")
 }
