@@ -122,3 +122,50 @@ func controllerIDs(st model.VirtualMachineStatus) []string {
 	slices.Sort(out)
 	return out
 }
+
+// Removing a controller waits for the VM to be off: StorageReady says so while it runs,
+// and power's slice reporting it off brings the removal without waiting for the resync.
+func TestControllerRemovalWaitsForPowerOff(t *testing.T) {
+	js := startService(t)
+	pv0 := model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}
+	v := upgradedVM("my-namespace", "controllers-on", model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
+		Hardware: &model.VirtualMachineHardwareSpec{
+			IDEControllers:  []model.IDEControllerSpec{{BusNumber: 0}, {BusNumber: 1}},
+			SCSIControllers: []model.SCSIControllerSpec{pv0}, SATAControllers: []model.SATAControllerSpec{{BusNumber: 0}},
+		},
+	})
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.MyImage)
+	v.WaitStatus(t, js, model.ServiceStorage, "StorageReady True", storageReady(1))
+	if task, err := vm.PowerOn(t.Context()); err != nil || task.Wait(t.Context()) != nil {
+		t.Fatalf("power on: %v", err)
+	}
+
+	v.Sync(t, js)
+	v.Spec.Hardware.SATAControllers = nil
+	v.Put(t, js, false)
+	gen := v.Generation()
+	_, st := v.WaitStatus(t, js, model.ServiceStorage, "the removal waiting", func(s events.Slice, st model.VirtualMachineStatus) bool {
+		_, r := deploytest.Condition(st, model.ConditionStorageReady)
+		return s.Generation == gen && r == model.ReasonHardwareControllersMismatch
+	})
+	if msg := conditionMessage(st, model.ConditionStorageReady); !strings.Contains(msg, "SATA controller 0 is not in spec.hardware: applied once the VM is powered off") {
+		t.Errorf("StorageReady message %q, want the removal waiting for power-off", msg)
+	}
+	if n := len(object.VirtualDeviceList(readTestVM(t, vm).Config.Hardware.Device).SelectByType((*types.VirtualAHCIController)(nil))); n != 1 {
+		t.Errorf("%d AHCI controllers while the VM runs, want 1 (kept)", n)
+	}
+
+	if task, err := vm.PowerOff(t.Context()); err != nil || task.Wait(t.Context()) != nil {
+		t.Fatalf("power off: %v", err)
+	}
+	if _, err := events.PublishStatus(t.Context(), js, v.Ref, events.Slice{Service: model.ServicePower, UID: v.UID, Generation: gen,
+		Status: []byte(`{"powerState":"PoweredOff"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	v.WaitStatus(t, js, model.ServiceStorage, "the removal done", storageReady(gen))
+	if n := len(object.VirtualDeviceList(readTestVM(t, vm).Config.Hardware.Device).SelectByType((*types.VirtualAHCIController)(nil))); n != 0 {
+		t.Errorf("%d AHCI controllers after the power-off, want 0", n)
+	}
+}

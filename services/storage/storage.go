@@ -104,7 +104,8 @@ func vmLoopConfig(log *slog.Logger) reconcile.Config {
 	return reconcile.Config{
 		Service: model.ServiceStorage, Plural: "virtualmachines", Workers: 8,
 		// crypto's slice: a disk it encrypted or rekeyed changes status.volumes[].crypto;
-		// power's: a VM powered off takes the changed block tracking that waited for it.
+		// power's: a VM powered off takes the changed block tracking and the controller
+		// changes that waited for it.
 		Inputs: []string{model.ServicePlacement, model.ServiceCrypto, model.ServicePower},
 		// a claim bound, grown or deleted changes the volumes of the VMs of its namespace
 		Related: []string{"storageclasses", pluralClaims},
