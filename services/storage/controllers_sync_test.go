@@ -18,7 +18,8 @@ import (
 // Once the VM is upgraded, spec.hardware's controllers are applied after create (CTL-1..9):
 // added ones appear in vcsim and status.hardware.controllers; an empty one that is dropped
 // goes, an empty one retyped is replaced; the one holding the image disk keeps its type
-// when the spec asks for another, and StorageReady says why.
+// when the spec asks for another, and StorageReady says why; a new sharing mode is an
+// edit of the controller.
 func TestControllersChangeAfterCreate(t *testing.T) {
 	js := startService(t)
 	pv0 := model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}
@@ -91,6 +92,27 @@ func TestControllersChangeAfterCreate(t *testing.T) {
 	}
 	if n := len(devices.SelectByType((*types.VirtualDisk)(nil))); n != 1 {
 		t.Errorf("%d disks in vcsim, want the image disk kept", n)
+	}
+
+	// Only the sharing mode of SCSI 1 changes: the controller is edited in place.
+	bus1 := func(devices object.VirtualDeviceList) *types.ParaVirtualSCSIController {
+		for _, d := range devices.SelectByType((*types.ParaVirtualSCSIController)(nil)) {
+			if c := d.(*types.ParaVirtualSCSIController); c.BusNumber == 1 {
+				return c
+			}
+		}
+		t.Fatal("no ParaVirtual SCSI 1 in vcsim")
+		return nil
+	}
+	key := bus1(devices).Key
+	v.Sync(t, js)
+	v.Spec.Hardware.SCSIControllers = []model.SCSIControllerSpec{
+		pv0, {BusNumber: 1, Type: model.SCSIControllerTypeParaVirtual, SharingMode: model.ControllerSharingModeVirtual},
+	}
+	v.Put(t, js, false)
+	v.WaitStatus(t, js, model.ServiceStorage, "the resharing", storageReady(v.Generation()))
+	if c := bus1(object.VirtualDeviceList(readTestVM(t, vm).Config.Hardware.Device)); c.SharedBus != types.VirtualSCSISharingVirtualSharing || c.Key != key {
+		t.Errorf("SCSI 1: sharing %q, key %d; want virtualSharing on the same controller (key %d)", c.SharedBus, c.Key, key)
 	}
 }
 
