@@ -91,7 +91,7 @@ func planControllers(hw *model.VirtualMachineHardwareSpec, devices object.Virtua
 func (controllerPlan) blocked(what string, held []string, poweredOff bool) string {
 	switch {
 	case len(held) > 0:
-		return fmt.Sprintf("%s but holds %s, which stay: it is left as it is", what, strings.Join(held, ", "))
+		return fmt.Sprintf("%s, but it holds %s: it stays as it is, devices are never moved", what, strings.Join(held, ", "))
 	case !poweredOff:
 		return what + ": applied once the VM is powered off"
 	}
