@@ -56,14 +56,14 @@ func planControllers(hw *model.VirtualMachineHardwareSpec, devices object.Virtua
 		name := fmt.Sprintf("%s controller %d", typ, bus)
 		switch {
 		case !listed:
-			if why := plan.blocked(name+" is not in spec.hardware", held, poweredOff); why != "" {
+			if why := blockedReason(name+" is not in spec.hardware", held, poweredOff); why != "" {
 				plan.refused = append(plan.refused, why)
 				continue
 			}
 			plan.changes = append(plan.changes, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationRemove, Device: d})
 		case typ == model.ControllerTypeSCSI && scsiType(d) != scsiModel(w.scsi):
 			what := fmt.Sprintf("%s is %s, spec.hardware asks for %s", name, scsiType(d), scsiModel(w.scsi))
-			if why := plan.blocked(what, held, poweredOff); why != "" {
+			if why := blockedReason(what, held, poweredOff); why != "" {
 				plan.refused = append(plan.refused, why)
 				continue
 			}
@@ -86,9 +86,9 @@ func planControllers(hw *model.VirtualMachineHardwareSpec, devices object.Virtua
 	return plan
 }
 
-// blocked is why a controller cannot be removed or replaced now ("" when it can): it
+// blockedReason is why a controller cannot be removed or replaced now ("" when it can): it
 // holds devices, which stay where they are, or the VM is on.
-func (controllerPlan) blocked(what string, held []string, poweredOff bool) string {
+func blockedReason(what string, held []string, poweredOff bool) string {
 	switch {
 	case len(held) > 0:
 		return fmt.Sprintf("%s, but it holds %s: it stays as it is, devices are never moved", what, strings.Join(held, ", "))
