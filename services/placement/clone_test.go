@@ -141,3 +141,35 @@ func (h *harness) folderName(vm mo.VirtualMachine) string {
 	}
 	return f.Name
 }
+
+// A clone's reconcile repeated after a crash that lost its slice finds the clone by the
+// instance UUID it was made with instead of cloning again.
+func TestRepeatedReconcileAdoptsClone(t *testing.T) {
+	h := newHarness(t)
+	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
+	image := imageNamed(t, testNamespace, inventory.PhotonTemplate)
+	h.seedObject("VirtualMachineImage", testNamespace, image, "")
+	h.seedObject("StorageClass", "", testStorageClass, "")
+	r := h.newTestReconciler()
+	v := newTestVM("repeated-clone")
+	v.image = image
+	h.putVM(v, false)
+
+	var ids []string
+	for range 3 {
+		o := h.object(v.ref)
+		delete(o.Slices, model.ServicePlacement) // as if no slice had ever been published
+		res, err := r.reconcile(h.ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := statusOf(t, res)
+		if !isTrue(st, model.ConditionCreated) {
+			t.Fatalf("reconcile: Created = %+v", condition(st, model.ConditionCreated))
+		}
+		ids = append(ids, st.UniqueID)
+	}
+	if n := len(h.vmsOf(v.uid)); n != 1 || ids[0] != ids[1] || ids[1] != ids[2] {
+		t.Errorf("%d VMs, uniqueIDs %v; want one clone reported each time", n, ids)
+	}
+}
