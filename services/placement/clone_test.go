@@ -173,3 +173,29 @@ func TestRepeatedReconcileAdoptsClone(t *testing.T) {
 		t.Errorf("%d VMs, uniqueIDs %v; want one clone reported each time", n, ids)
 	}
 }
+
+// A template's vTPM is copied for vTPMMode Clone and replaced for New; a template without
+// one gets no policy (vcsim takes the policy and ignores it: the spec is what is checked).
+func TestTPMProvisionPolicy(t *testing.T) {
+	withTPM := []types.BaseVirtualDevice{&types.VirtualTPM{}}
+	for _, tt := range []struct {
+		devices []types.BaseVirtualDevice
+		mode    model.VTPMMode
+		want    string
+	}{
+		{withTPM, model.VTPMModeClone, "copy"},
+		{withTPM, model.VTPMModeNew, "replace"},
+		{nil, model.VTPMModeClone, ""},
+	} {
+		if got := tpmProvisionPolicy(tt.devices, tt.mode); got != tt.want {
+			t.Errorf("%d devices, %s: policy %q, want %q", len(tt.devices), tt.mode, got, tt.want)
+		}
+	}
+	vm := &model.VirtualMachine{Spec: model.VirtualMachineSpec{Crypto: &model.VirtualMachineCryptoSpec{VTPMMode: model.VTPMModeClone}}}
+	if how := cloneHowOf(vm); !how.linked || how.vTPM != model.VTPMModeClone {
+		t.Errorf("cloneHowOf = %+v, want linked, Clone", how)
+	}
+	if how := cloneHowOf(&model.VirtualMachine{}); how.vTPM != model.VTPMModeNew {
+		t.Errorf("cloneHowOf without spec.crypto = %+v, want vTPM New", how)
+	}
+}

@@ -31,7 +31,7 @@ const fallbackGuestID = "otherGuest64"
 // empty VM for an ISO image (storage attaches the ISO). The VM is created
 // with its final configuration, so the instance UUID that finds it exists from the start,
 // and with its object name in the namespace folder, where vCenter refuses a second one.
-func (r *reconciler) create(ctx context.Context, t *topology, id vmIdentity, spec model.VirtualMachineSpec, cls *class, img *image, ch choice, linked bool) (types.ManagedObjectReference, error) {
+func (r *reconciler) create(ctx context.Context, t *topology, id vmIdentity, spec model.VirtualMachineSpec, cls *class, img *image, ch choice, how cloneHow) (types.ManagedObjectReference, error) {
 	folder, err := r.namespaceFolder(ctx, t, id.namespace, true)
 	if err != nil {
 		return types.ManagedObjectReference{}, err
@@ -46,7 +46,7 @@ func (r *reconciler) create(ctx context.Context, t *topology, id vmIdentity, spe
 	case model.ImageTypeISO:
 		return r.createEmpty(ctx, folder, id, cs, ch, attrs)
 	case model.ImageTypeVM:
-		return r.clone(ctx, folder, id, cs, img, ch, linked, attrs)
+		return r.clone(ctx, folder, id, cs, img, ch, how, attrs)
 	}
 	return r.deploy(ctx, folder, id, cs, img, ch, attrs)
 }

@@ -185,7 +185,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 	if err := r.publish(ctx, o, st, conds); err != nil {
 		return reconcile.Result{}, err
 	}
-	ref, err := r.create(ctx, t, id, vm.Spec, cls, img, ch, model.LinkedClone(vm))
+	ref, err := r.create(ctx, t, id, vm.Spec, cls, img, ch, cloneHowOf(vm))
 	if err != nil {
 		conds.fail(model.ConditionCreated, model.ReasonError, err.Error())
 		return r.publishAndRetry(ctx, o, st, conds, err)
