@@ -12,6 +12,7 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/vcenter"
@@ -197,5 +198,37 @@ func TestTPMProvisionPolicy(t *testing.T) {
 	}
 	if how := cloneHowOf(&model.VirtualMachine{}); how.vTPM != model.VTPMModeNew {
 		t.Errorf("cloneHowOf without spec.crypto = %+v, want vTPM New", how)
+	}
+}
+
+// An image of type VM whose provider item is a content library VM template (a library
+// item ID, not a template VM) is refused with the reason, and nothing is created.
+func TestLibraryVMTemplateImageIsRefused(t *testing.T) {
+	h := newHarness(t)
+	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
+	h.seedObject("StorageClass", "", testStorageClass, "")
+	var img map[string]any
+	for _, o := range seeded.objs {
+		if status, _ := o["status"].(map[string]any); o["kind"] == "VirtualMachineImage" && status["name"] == inventory.PhotonTemplate {
+			img = deepCopy(t, o)
+			break
+		}
+	}
+	img["metadata"] = map[string]any{"name": "vmi-vmtx", "namespace": testNamespace}
+	img["status"].(map[string]any)["providerItemID"] = "6a3c9a1e-0b7e-4c34-9d2a-0f0b8a5e1c2d"
+	h.putObject(img)
+	h.runService()
+
+	v := newTestVM("vmtx")
+	v.image = "vmi-vmtx"
+	h.putVM(v, false)
+	_, st := h.waitSlice(v.ref, "ImageReady NotSupported", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		return condition(st, model.ConditionImageReady).Reason == model.ReasonNotSupported
+	})
+	if c := condition(st, model.ConditionImageReady); !strings.Contains(c.Message, "not a template VM") {
+		t.Errorf("ImageReady message %q does not say why", c.Message)
+	}
+	if n := len(h.vmsOf(v.uid)); n != 0 {
+		t.Errorf("%d VMs for a refused image, want 0", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
@@ -128,6 +129,12 @@ func (r *reconciler) resolveImage(ctx context.Context, namespace string, ref *mo
 	switch {
 	case img.itemID == "":
 		conds.fail(model.ConditionImageReady, model.ReasonNotReady, fmt.Sprintf("%s %s names no content library item or template VM", kind, ref.Name))
+		return nil, nil
+	case img.typ == model.ImageTypeVM && !strings.HasPrefix(img.itemID, "vm-"):
+		// A content library VM template (VMTX) item: its template VM is not named by the
+		// item, and the library's deploy of one applies no create spec.
+		conds.fail(model.ConditionImageReady, model.ReasonNotSupported,
+			fmt.Sprintf("%s %s names library item %s, not a template VM (vm-…): VM images are cloned from the template VM their providerRef names", kind, ref.Name, img.itemID))
 		return nil, nil
 	case img.typ != model.ImageTypeOVF && img.typ != model.ImageTypeISO && img.typ != model.ImageTypeVM:
 		conds.fail(model.ConditionImageReady, model.ReasonNotSupported,
