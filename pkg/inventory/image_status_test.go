@@ -7,8 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// ImageStatus reads, for an image's providerRef, the status Objects gives that image; an
-// item no library has is not found.
+// ImageStatus (TemplateImageStatus for an image of type VM) reads, for an image's
+// providerRef, the status Objects gives that image; an item no library has is not found.
 func TestImageStatusOfProviderRef(t *testing.T) {
 	ctx := testContext(t)
 	rc, err := vapiSession(ctx, seeded.client, seeded.sim.URL.User)
@@ -24,6 +24,9 @@ func TestImageStatusOfProviderRef(t *testing.T) {
 		n++
 		kind, name := str(o, "spec", "providerRef", "kind"), str(o, "spec", "providerRef", "name")
 		status, found, err := ImageStatus(ctx, rc, kind, name)
+		if kind == TemplateProviderKind {
+			status, found, err = TemplateImageStatus(ctx, seeded.client.Client, name)
+		}
 		if err != nil || !found {
 			t.Errorf("%s %s: found %v, %v", kind, name, found, err)
 			continue
@@ -39,6 +42,9 @@ func TestImageStatusOfProviderRef(t *testing.T) {
 		if _, found, err := ImageStatus(ctx, rc, kind, "clitem-00000000000000000"); found || err != nil {
 			t.Errorf("%s of no item: found %v, %v", kind, found, err)
 		}
+	}
+	if _, found, err := TemplateImageStatus(ctx, seeded.client.Client, "no-such-template"); found || err != nil {
+		t.Errorf("template of no VM: found %v, %v", found, err)
 	}
 	// A cluster item is not found as a namespace library's item.
 	for _, o := range loadObjects(t) {

@@ -23,8 +23,8 @@ const (
 // VirtualMachineClasses, VirtualMachineImages, EncryptionClass, TagPolicies and ComputePolicies.
 //
 // Everything that names something in vCenter is read back from the vCenter behind c (library
-// items and their OVF descriptors, PBM profile IDs, tag IDs, the key provider), so the objects
-// describe what Seed built, or fail. login opens the vAPI session the library and tags need.
+// items and their OVF descriptors, the template VMs of images of type VM, PBM profile IDs, tag
+// IDs, the key provider), so the objects describe what Seed built, or fail. login opens the vAPI session the library and tags need.
 func Objects(ctx context.Context, c *govmomi.Client, login *url.Userinfo) ([]map[string]any, error) {
 	rc, err := vapiSession(ctx, c, login)
 	if err != nil {
@@ -33,6 +33,10 @@ func Objects(ctx context.Context, c *govmomi.Client, login *url.Userinfo) ([]map
 	defer closeVAPISession(rc)
 
 	images, err := libraryImages(ctx, rc)
+	if err != nil {
+		return nil, fmt.Errorf("inventory objects: %w", err)
+	}
+	templates, err := templateImages(ctx, c.Client)
 	if err != nil {
 		return nil, fmt.Errorf("inventory objects: %w", err)
 	}
@@ -61,6 +65,9 @@ func Objects(ctx context.Context, c *govmomi.Client, login *url.Userinfo) ([]map
 			if img.library.Scope == NamespaceScope {
 				out = append(out, img.object(ns))
 			}
+		}
+		for _, img := range templates {
+			out = append(out, img.object(ns))
 		}
 		out = append(out, policies.objects(ns)...)
 	}

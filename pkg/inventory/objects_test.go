@@ -269,8 +269,8 @@ func TestDisplayNamesResolveUniquely(t *testing.T) {
 				count[str(o, "status", "name")]++
 			}
 		}
-		if len(count) != len(images) {
-			t.Errorf("%s sees %d display names, want %d: %v", ns, len(count), len(images), count)
+		if want := len(images) + len(vmTemplates); len(count) != want {
+			t.Errorf("%s sees %d display names, want %d: %v", ns, len(count), want, count)
 		}
 		for name, n := range count {
 			if n != 1 {

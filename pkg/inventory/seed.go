@@ -35,6 +35,7 @@ func Seed(ctx context.Context, c *govmomi.Client, login *url.Userinfo) error {
 		s.policyTags,
 		s.keyProviders,
 		s.libraries,
+		s.templates,
 	}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {

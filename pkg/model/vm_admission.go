@@ -73,6 +73,7 @@ var (
 		validatePowerState,       // PWR-1 (create)
 		validateNextRestartTime,  // PWR-4 (create)
 		validateAnnotations,      // ANN-1..4, ANN-9
+		validateFastDeploy,       // the clone mode of a VM image
 		validatePausedLabel,      // ANN-5
 		validateHostName,         // HN
 		validateHardwareVersion,  // HW-1 (create)

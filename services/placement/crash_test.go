@@ -127,7 +127,7 @@ func TestRecordedCreateIsAwaited(t *testing.T) {
 		var wg sync.WaitGroup
 		var deployErr error
 		wg.Go(func() {
-			_, deployErr = r.create(context.WithoutCancel(h.ctx), topo, vmIdentity{testNamespace, v.ref.Name, v.uid}, vm.Spec, cls, img, ch)
+			_, deployErr = r.create(context.WithoutCancel(h.ctx), topo, vmIdentity{testNamespace, v.ref.Name, v.uid}, vm.Spec, cls, img, ch, cloneHow{})
 		})
 
 		waits := 0

@@ -27,10 +27,11 @@ const createTimeout = 10 * time.Minute
 const fallbackGuestID = "otherGuest64"
 
 // create makes the VM, powered off, at the chosen place: a content library deploy of an
-// OVF image, or an empty VM for an ISO image (storage attaches the ISO). The VM is created
+// OVF image, a clone of the template VM of an image of type VM (linked or not), or an
+// empty VM for an ISO image (storage attaches the ISO). The VM is created
 // with its final configuration, so the instance UUID that finds it exists from the start,
 // and with its object name in the namespace folder, where vCenter refuses a second one.
-func (r *reconciler) create(ctx context.Context, t *topology, id vmIdentity, spec model.VirtualMachineSpec, cls *class, img *image, ch choice) (types.ManagedObjectReference, error) {
+func (r *reconciler) create(ctx context.Context, t *topology, id vmIdentity, spec model.VirtualMachineSpec, cls *class, img *image, ch choice, how cloneHow) (types.ManagedObjectReference, error) {
 	folder, err := r.namespaceFolder(ctx, t, id.namespace, true)
 	if err != nil {
 		return types.ManagedObjectReference{}, err
@@ -41,8 +42,11 @@ func (r *reconciler) create(ctx context.Context, t *topology, id vmIdentity, spe
 	attrs := []attribute.KeyValue{objectAttr(id.namespace, id.name), attribute.String("vmop.image", img.name),
 		attribute.String("vcenter.host", ch.host.name), attribute.String("vcenter.datastore", ch.datastore.name),
 		attribute.String("vcenter.storage_policy", ch.policy.id)}
-	if img.typ == model.ImageTypeISO {
+	switch img.typ {
+	case model.ImageTypeISO:
 		return r.createEmpty(ctx, folder, id, cs, ch, attrs)
+	case model.ImageTypeVM:
+		return r.clone(ctx, folder, id, cs, img, ch, how, attrs)
 	}
 	return r.deploy(ctx, folder, id, cs, img, ch, attrs)
 }

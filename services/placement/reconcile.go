@@ -180,12 +180,12 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 
 	// Record the create before issuing it: a restarted placement then waits for it.
 	conds.restart(model.ConditionCreated, "False", model.ReasonCreating,
-		fmt.Sprintf("creating from %s %s (%s) in zone %s on host %s, datastore %s, with %s",
-			img.kind, img.name, img.displayName, ch.zone.name, ch.host.name, ch.datastore.name, ch.policy))
+		fmt.Sprintf("creating from %s %s (%s)%s in zone %s on host %s, datastore %s, with %s",
+			img.kind, img.name, img.displayName, cloneMode(img, model.LinkedClone(vm)), ch.zone.name, ch.host.name, ch.datastore.name, ch.policy))
 	if err := r.publish(ctx, o, st, conds); err != nil {
 		return reconcile.Result{}, err
 	}
-	ref, err := r.create(ctx, t, id, vm.Spec, cls, img, ch)
+	ref, err := r.create(ctx, t, id, vm.Spec, cls, img, ch, cloneHowOf(vm))
 	if err != nil {
 		conds.fail(model.ConditionCreated, model.ReasonError, err.Error())
 		return r.publishAndRetry(ctx, o, st, conds, err)

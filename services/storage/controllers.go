@@ -60,8 +60,8 @@ func controllerID(d types.BaseVirtualDevice) (typ model.ControllerType, bus int3
 }
 
 // missingControllers lists the controllers of spec.hardware the VM does not have, by
-// type and bus. A controller that exists with another SCSI model or sharing mode counts
-// as present: changing it would mean moving its disks, which this service does not do.
+// type and bus; one that exists with another SCSI model or sharing mode counts as present
+// (planControllers changes it).
 func missingControllers(hw *model.VirtualMachineHardwareSpec, devices []types.BaseVirtualDevice) []wantController {
 	type id struct {
 		typ model.ControllerType

@@ -29,7 +29,7 @@ type handler struct {
 }
 
 // reconcile reports the storage class check before the VM exists; once placement has
-// created it, it adds the missing controllers and reports what the VM has.
+// created it, it brings the controllers in line with spec.hardware and reports what the VM has.
 func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.Result, error) {
 	prev := o.Slices[model.ServiceStorage]
 	var vm model.VirtualMachine
@@ -77,19 +77,9 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		return reconcile.Result{}, err
 	}
 
-	var problem string
-	if add := missingControllers(vm.Spec.Hardware, mvm.Config.Hardware.Device); len(add) > 0 {
-		err := addControllers(ctx, vcVM, add)
-		switch {
-		case vcenter.IsFault(err):
-			problem = fmt.Sprintf("adding controllers %s failed: %v", describe(add), err)
-		case err != nil:
-			return reconcile.Result{}, err
-		default:
-			if mvm, _, err = readVM(ctx, h.vc, vcVM.Reference().Value, ""); err != nil {
-				return reconcile.Result{}, err
-			}
-		}
+	problem, mvm, err := h.syncControllers(ctx, &vm, vcVM, mvm)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
 	if problem == "" {
 		if still := missingControllers(vm.Spec.Hardware, mvm.Config.Hardware.Device); len(still) > 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/vapi/rest"
+	"github.com/vmware/govmomi/vim25"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -17,9 +18,9 @@ import (
 )
 
 // Images. An image's status is what the content library says of the item its
-// spec.providerRef names (api-rules §9.2): the service reads the item and publishes the
-// image's status as its slice, for an image created at any time, and again at every
-// resync, since an item can change in vCenter without an event reaching vmop. Placement
+// spec.providerRef names (api-rules §9.2), or for an image of type VM what its template VM
+// says: the service reads the item and publishes the image's status as its slice, for an
+// image created at any time, and again at every resync, since an item can change in vCenter without an event reaching vmop. Placement
 // deploys a VM from an image once this slice says it is Ready.
 
 const (
@@ -28,9 +29,11 @@ const (
 	imageWorkers        = 2
 )
 
-// imageReconciler reads images' content library items through the vAPI.
+// imageReconciler reads images' content library items through the vAPI, and the
+// template VMs of images of type VM through vim25.
 type imageReconciler struct {
 	rest *rest.Client
+	vc   *vim25.Client
 	now  func() time.Time
 }
 
@@ -62,6 +65,16 @@ func (r *imageReconciler) reconcile(ctx context.Context, o reconcile.Object) (re
 	ref := img.Spec.ProviderRef
 	if ref == nil || ref.Name == "" {
 		return r.notReady(o, "spec.providerRef names no content library item"), nil
+	}
+	if ref.Kind == inventory.TemplateProviderKind {
+		status, found, err := inventory.TemplateImageStatus(ctx, r.vc, ref.Name)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("template VM of %s: %w", o.Ref, err)
+		}
+		if !found {
+			return r.notReady(o, fmt.Sprintf("no template VM %s in folder %s", ref.Name, inventory.TemplateFolder)), nil
+		}
+		return reconcile.Result{Status: status}, nil
 	}
 	status, found, err := inventory.ImageStatus(ctx, r.rest, ref.Kind, ref.Name)
 	if err != nil {

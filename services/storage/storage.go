@@ -86,7 +86,7 @@ func run(ctx context.Context, cfg Config) error {
 	claimCfg := claimLoopConfig(cfg.Logger)
 	pvcs := &claims{js: cfg.JetStream, volumes: claimVolumes, now: time.Now}
 	pvcs.trigger = reconcile.NewTrigger(cfg.JetStream, claimCfg, pvcs.reconcile)
-	images := &imageReconciler{rest: rc, now: time.Now}
+	images := &imageReconciler{rest: rc, vc: vc.Client, now: time.Now}
 	// The loops run until ctx ends or one fails, which stops the others.
 	g, ctx := errgroup.WithContext(ctx)
 	h.volumes.later = func(ref events.Ref, at time.Time) { trigger.RequestAt(ctx, ref, at) }
@@ -104,7 +104,8 @@ func vmLoopConfig(log *slog.Logger) reconcile.Config {
 	return reconcile.Config{
 		Service: model.ServiceStorage, Plural: "virtualmachines", Workers: 8,
 		// crypto's slice: a disk it encrypted or rekeyed changes status.volumes[].crypto;
-		// power's: a VM powered off takes the changed block tracking that waited for it.
+		// power's: a VM powered off takes the changed block tracking and the controller
+		// changes that waited for it.
 		Inputs: []string{model.ServicePlacement, model.ServiceCrypto, model.ServicePower},
 		// a claim bound, grown or deleted changes the volumes of the VMs of its namespace
 		Related: []string{"storageclasses", pluralClaims},

@@ -28,13 +28,3 @@ func readVM(ctx context.Context, c *govmomi.Client, moref, instanceUUID string) 
 	}
 	return out, vm, nil
 }
-
-// addControllers adds the controllers in one reconfigure and waits for it; nothing is
-// done when none of them can be added.
-func addControllers(ctx context.Context, vm *object.VirtualMachine, want []wantController) error {
-	changes := controllerAdds(want)
-	if len(changes) == 0 {
-		return nil
-	}
-	return reconfigure(ctx, vm, changes)
-}

@@ -1,0 +1,133 @@
+package placement
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+// Span names of the clone's vCenter calls.
+const (
+	spanClone     = "vcenter CloneVM"
+	spanUpgradeVM = "vcenter UpgradeVM"
+	spanTemplate  = "vcenter RetrieveTemplate"
+)
+
+// clone makes the VM of an image of type VM: CloneVM_Task of the image's template VM
+// (its status.providerItemID), with the same create spec as a deploy (class hardware,
+// UUIDs, the keys naming the object) and at the chosen host, pool, folder and datastore,
+// the home and every disk with the storage class's policy. A linked clone has child
+// disks on the template's current snapshot (vCenter clones linked only from a snapshot;
+// a template without one is copied in full), which the storage service promotes before
+// registering them; a template's vTPM is copied or replaced as spec.crypto.vTPMMode says. The clone keeps the template's hardware version, so
+// one spec.minHardwareVersion raises is reached with UpgradeVM_Task, as vCenter requires.
+func (r *reconciler) clone(ctx context.Context, folder *object.Folder, id vmIdentity, cs types.VirtualMachineConfigSpec, img *image, ch choice, how cloneHow, attrs []attribute.KeyValue) (types.ManagedObjectReference, error) {
+	template := object.NewVirtualMachine(r.vc.c.Client, types.ManagedObjectReference{Type: "VirtualMachine", Value: img.itemID})
+	var tm mo.VirtualMachine
+	err := traced(ctx, spanTemplate, func(ctx context.Context) error {
+		return template.Properties(ctx, template.Reference(), []string{"config.hardware.device", "snapshot"}, &tm)
+	}, attribute.String("vcenter.template", img.itemID))
+	if err != nil {
+		return types.ManagedObjectReference{}, fmt.Errorf("template VM %s of %s %s: %w", img.itemID, img.kind, img.name, err)
+	}
+	upgradeTo := cs.Version
+	cs.Version = ""
+	folderRef := folder.Reference()
+	profile := []types.BaseVirtualMachineProfileSpec{&types.VirtualMachineDefinedProfileSpec{ProfileId: ch.policy.id}}
+	spec := types.VirtualMachineCloneSpec{
+		Config: &cs,
+		Location: types.VirtualMachineRelocateSpec{
+			Folder: &folderRef, Pool: &ch.zone.pool, Host: &ch.host.ref, Datastore: &ch.datastore.ref, Profile: profile,
+			DiskMoveType: string(types.VirtualMachineRelocateDiskMoveOptionsMoveAllDiskBackingsAndDisallowSharing),
+		},
+	}
+	if how.linked && tm.Snapshot != nil && tm.Snapshot.CurrentSnapshot != nil {
+		spec.Snapshot = tm.Snapshot.CurrentSnapshot
+		spec.Location.DiskMoveType = string(types.VirtualMachineRelocateDiskMoveOptionsCreateNewChildDiskBacking)
+	}
+	if tm.Config != nil {
+		spec.TpmProvisionPolicy = tpmProvisionPolicy(tm.Config.Hardware.Device, how.vTPM)
+		for _, d := range object.VirtualDeviceList(tm.Config.Hardware.Device).SelectByType((*types.VirtualDisk)(nil)) {
+			spec.Location.Disk = append(spec.Location.Disk, types.VirtualMachineRelocateSpecDiskLocator{
+				DiskId: d.GetVirtualDevice().Key, Datastore: ch.datastore.ref, Profile: profile, DiskMoveType: spec.Location.DiskMoveType,
+			})
+		}
+	}
+	attrs = append(attrs, attribute.String("vcenter.template", img.itemID), attribute.String("vcenter.disk_move_type", spec.Location.DiskMoveType))
+	var ref types.ManagedObjectReference
+	err = traced(ctx, spanClone, func(ctx context.Context) error {
+		task, err := template.Clone(ctx, folder, id.name, spec)
+		if err != nil {
+			return err
+		}
+		info, err := vcenter.WaitTask(ctx, task)
+		if err != nil {
+			return err
+		}
+		ref = info.Result.(types.ManagedObjectReference)
+		return nil
+	}, attrs...)
+	if err != nil {
+		return types.ManagedObjectReference{}, fmt.Errorf("clone %s %s (template VM %s): %w", img.kind, img.name, img.itemID, err)
+	}
+	if upgradeTo == "" {
+		return ref, nil
+	}
+	err = traced(ctx, spanUpgradeVM, func(ctx context.Context) error {
+		task, err := object.NewVirtualMachine(r.vc.c.Client, ref).UpgradeVM(ctx, upgradeTo)
+		if err != nil {
+			return err
+		}
+		_, err = vcenter.WaitTask(ctx, task)
+		return err
+	}, objectAttr(id.namespace, id.name), attribute.String("vcenter.version", upgradeTo))
+	if err != nil {
+		return types.ManagedObjectReference{}, fmt.Errorf("upgrade the clone %s to %s: %w", ref.Value, upgradeTo, err)
+	}
+	return ref, nil
+}
+
+// cloneHow is what the VM's object asks of a clone: linked or full (the fast-deploy
+// annotation), and whether a template's vTPM is kept (spec.crypto.vTPMMode).
+type cloneHow struct {
+	linked bool
+	vTPM   model.VTPMMode
+}
+
+func cloneHowOf(vm *model.VirtualMachine) cloneHow {
+	how := cloneHow{linked: model.LinkedClone(vm), vTPM: model.VTPMModeNew}
+	if c := vm.Spec.Crypto; c != nil && c.VTPMMode != "" {
+		how.vTPM = c.VTPMMode
+	}
+	return how
+}
+
+// tpmProvisionPolicy is the clone's vTPM policy for a template with devices: copy its
+// vTPM for Clone, replace it for New; none for a template without one.
+func tpmProvisionPolicy(devices []types.BaseVirtualDevice, mode model.VTPMMode) string {
+	if len(object.VirtualDeviceList(devices).SelectByType((*types.VirtualTPM)(nil))) == 0 {
+		return ""
+	}
+	if mode == model.VTPMModeClone {
+		return string(types.VirtualMachineCloneSpecTpmProvisionPolicyCopy)
+	}
+	return string(types.VirtualMachineCloneSpecTpmProvisionPolicyReplace)
+}
+
+// cloneMode words how a VM is made from an image of type VM, for the Created condition.
+func cloneMode(img *image, linked bool) string {
+	switch {
+	case img.typ != model.ImageTypeVM:
+		return ""
+	case linked:
+		return " as a linked clone of template VM " + img.itemID
+	}
+	return " as a full clone of template VM " + img.itemID
+}
