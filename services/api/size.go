@@ -37,19 +37,23 @@ func (s *server) checkSize(obj map[string]any, statusBytes int) error {
 	return nil
 }
 
-// statusBytes is the size of the status t's object has in the read model (0 without).
-func (s *server) statusBytes(t target) int {
+// statusBytes is the size of the status t's object has in the read model (0 without: not
+// folded yet, and the reserve covers a status that new).
+func (s *server) statusBytes(t target) int { return len(s.storedStatus(t)) }
+
+// storedStatus is the status t's object has in the read model; nil when it has none yet.
+func (s *server) storedStatus(t target) json.RawMessage {
 	stored, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
 	if err != nil {
-		return 0 // not folded yet: the reserve covers a status that new
+		return nil
 	}
 	var parts struct {
 		Status json.RawMessage `json:"status"`
 	}
-	if json.Unmarshal(stored.JSON, &parts) != nil {
-		return 0
+	if json.Unmarshal(stored.JSON, &parts) != nil || string(parts.Status) == "null" {
+		return nil
 	}
-	return len(parts.Status)
+	return parts.Status
 }
 
 // payloadTooLarge turns NATS' refusal of a message too large into a 413: the last guard

@@ -176,7 +176,7 @@ func (s *server) replaceOver(c echo.Context, t target, obj map[string]any, dry b
 		}
 	}
 	t.restore(obj, old)
-	r := &admission.Request{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, Old: old, User: userOf(c),
+	r := &admission.Request{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, Old: s.withStatus(t, old), User: userOf(c),
 		Privileged: s.auth.Privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: dry,
 		Unknown: unknown, FieldPaths: t.fieldPaths()}
 	if err := s.admit.Admit(ctx, r); err != nil {
