@@ -19,12 +19,14 @@ import (
 // reconciler is the service's state: one vCenter session and what it caches of the
 // inventory.
 type reconciler struct {
-	js      jetstream.JetStream
-	vc      *session
-	topo    topologyCache
-	folders folderCache
-	now     func() time.Time
-	grace   time.Duration // createGrace
+	js       jetstream.JetStream
+	vc       *session
+	topo     topologyCache
+	folders  folderCache
+	placing  keyedLocks // by namespace
+	clusters keyedLocks // by cluster moref
+	now      func() time.Time
+	grace    time.Duration // createGrace
 }
 
 func newReconciler(js jetstream.JetStream, vc *session) *reconciler {
@@ -104,6 +106,9 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 			}
 		}
 		res, err := r.created(ctx, t, vm, found, policy, st, conds, done)
+		if err == nil {
+			err = r.keepRules(ctx, t, id, vm, st)
+		}
 		if err == nil && vm.Labels[model.LabelZone] == "" && st.Zone != "" {
 			// The label is set before the create; a record that lost it gets it back.
 			err = r.setZoneLabel(ctx, o, st.Zone)
@@ -140,15 +145,15 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		}
 		candidates = []string{zoneName}
 	}
-	ch, err := r.place(ctx, t, candidates, *policy)
-	switch {
-	case errors.Is(err, errNoCompatibleDatastore):
-		// The storage service repeats this in VirtualMachineStorageReady.
-		conds.fail(model.ConditionPlacementReady, model.ReasonDatastoreNotFound, err.Error())
-		conds.fail(model.ConditionCreated, model.ReasonNotReady, "waiting for placement")
-		return done()
-	case errors.Is(err, errNoCapacity):
-		conds.fail(model.ConditionPlacementReady, model.ReasonNotReady, err.Error())
+	unlock := r.placing.lock(id.namespace)
+	defer unlock()
+	peers, err := r.peers(ctx, id.namespace, id.name)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	ch, err := r.place(ctx, t, candidates, *policy, affinityFilters(o.Meta.Labels, vm.Spec.Affinity, peers)...)
+	if reason, ok := placementFailure(err); ok {
+		conds.fail(model.ConditionPlacementReady, reason, err.Error())
 		conds.fail(model.ConditionCreated, model.ReasonNotReady, "waiting for placement")
 		return done()
 	}
@@ -160,15 +165,19 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 			return reconcile.Result{}, err
 		}
 	}
-	conds.ok(model.ConditionPlacementReady)
+	conds.put(model.ConditionPlacementReady, metav1.ConditionTrue, model.ReasonTrue,
+		fmt.Sprintf("zone %s, host %s (%s)", ch.zone.name, ch.host.name, ch.how))
 
-	// Record the create before issuing it: a restarted placement then waits for it.
+	// Record the decision and the create before issuing it: a restarted placement then
+	// waits for it, and the namespace's next decisions count the VM where it goes.
+	st.Zone, st.NodeName = ch.zone.name, ch.host.name
 	conds.restart(model.ConditionCreated, "False", model.ReasonCreating,
 		fmt.Sprintf("creating from %s %s (%s) in zone %s on host %s, datastore %s, with %s",
 			img.kind, img.name, img.displayName, ch.zone.name, ch.host.name, ch.datastore.name, ch.policy))
 	if err := r.publish(ctx, o, st, conds); err != nil {
 		return reconcile.Result{}, err
 	}
+	unlock()
 	ref, err := r.create(ctx, t, id, vm.Spec, cls, img, ch)
 	if err != nil {
 		conds.fail(model.ConditionCreated, model.ReasonError, err.Error())
@@ -181,7 +190,11 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 	if v == nil {
 		return reconcile.Result{}, fmt.Errorf("VM %s of %s/%s vanished right after its create", ref.Value, id.namespace, id.name)
 	}
-	return r.created(ctx, t, vm, v, policy, st, conds, done)
+	res, err := r.created(ctx, t, vm, v, policy, st, conds, done)
+	if err != nil {
+		return res, err
+	}
+	return res, r.keepRules(ctx, t, id, vm, st)
 }
 
 // created reports an existing VM, and where it is: zone, host and the storage policy its
