@@ -17,7 +17,7 @@ type peer struct {
 	name      string
 	labels    map[string]string
 	affinity  *model.AffinitySpec
-	zone      string // "" while unplaced
+	zone      string // "" while unplaced; its zone label until placement reports it
 	host      string
 	moref     string // the VM in vCenter, once created
 	deleting  bool
@@ -80,7 +80,7 @@ func (r *reconciler) readPeer(ctx context.Context, ref events.Ref) (peer, bool, 
 	if err := json.Unmarshal(rec.Body, &head); err != nil {
 		return peer{}, false, nil // a record no one can read places nothing
 	}
-	p := peer{name: ref.Name, labels: head.Metadata.Labels, affinity: head.Spec.Affinity,
+	p := peer{name: ref.Name, labels: head.Metadata.Labels, affinity: head.Spec.Affinity, zone: head.Metadata.Labels[model.LabelZone],
 		deleting: head.Metadata.DeletionTimestamp != "", groupName: head.Spec.GroupName}
 	s, err := events.LastStatus(ctx, r.js, ref, model.ServicePlacement)
 	if errors.Is(err, events.ErrNotFound) {
@@ -93,7 +93,7 @@ func (r *reconciler) readPeer(ctx context.Context, ref events.Ref) (peer, bool, 
 		return p, true, nil // an earlier incarnation's slice
 	}
 	var st model.VirtualMachineStatus
-	if err := json.Unmarshal(s.Slice.Status, &st); err == nil {
+	if err := json.Unmarshal(s.Slice.Status, &st); err == nil && st.Zone != "" {
 		p.zone, p.host, p.moref = st.Zone, st.NodeName, st.UniqueID
 	}
 	return p, true, nil

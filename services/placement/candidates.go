@@ -25,6 +25,8 @@ func placementFailure(err error) (string, bool) {
 		return reasonAffinityUnsatisfiable, true
 	case errors.Is(err, errAffinityInvalid):
 		return reasonAffinityInvalid, true
+	case errors.Is(err, errGroupZone):
+		return reasonGroupZoneNotFound, true
 	}
 	return "", false
 }
