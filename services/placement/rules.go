@@ -12,6 +12,7 @@ import (
 	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
+	"go.opentelemetry.io/otel/attribute"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vmop/vmop/pkg/model"
@@ -239,7 +240,7 @@ func (r *reconciler) reconfigureCluster(ctx context.Context, z zone, spec types.
 		}
 		_, err = vcenter.WaitTask(ctx, task)
 		return err
-	})
+	}, attribute.String("vcenter.cluster", z.cluster.Value))
 	if err != nil {
 		return fmt.Errorf("cluster rules of zone %s: %w", z.name, err)
 	}
