@@ -187,6 +187,30 @@ func (a affinity) keptApartBy(hosts []hostCapacity) ([]hostCapacity, error) {
 	return hosts, nil
 }
 
+// selects reports whether a term of the VM selects p.
+func (a affinity) selects(p peer) bool {
+	for _, t := range terms(a.spec) {
+		if t.selector().Matches(labels.Set(p.labels)) {
+			return true
+		}
+	}
+	return false
+}
+
+// relevant reports whether where p is matters to this VM: a term of the VM selects it, or
+// a required anti-affinity term of p selects the VM.
+func (a affinity) relevant(p peer) bool {
+	if a.selects(p) {
+		return true
+	}
+	for _, t := range terms(p.affinity) {
+		if t.required && t.anti && t.selector().Matches(labels.Set(a.self)) {
+			return true
+		}
+	}
+	return false
+}
+
 // affinityFilters are the candidate filters of a VM with labels self and spec.affinity
 // spec among its namespace's peers.
 func affinityFilters(self map[string]string, spec *model.AffinitySpec, peers []peer) []hostFilter {

@@ -19,7 +19,8 @@ type peer struct {
 	affinity  *model.AffinitySpec
 	zone      string // "" while unplaced; its zone label until placement reports it
 	host      string
-	moref     string // the VM in vCenter, once created
+	moref     string // the VM in vCenter, once placement reported it created
+	uuid      string // spec.instanceUUID, which finds the VM in vCenter before that
 	deleting  bool
 	groupName string
 }
@@ -35,15 +36,16 @@ type peerHead struct {
 		DeletionTimestamp string            `json:"deletionTimestamp"`
 	} `json:"metadata"`
 	Spec struct {
-		GroupName string              `json:"groupName"`
-		Affinity  *model.AffinitySpec `json:"affinity"`
+		GroupName    string              `json:"groupName"`
+		Affinity     *model.AffinitySpec `json:"affinity"`
+		InstanceUUID string              `json:"instanceUUID"`
 	} `json:"spec"`
 }
 
-// peers reads the namespace's VMs but self from SPECS and placement's slices in STATUS.
-// Placement reads them from the streams, never from the gateway: they are the truth the
-// gateway folds too.
-func (r *reconciler) peers(ctx context.Context, namespace, self string) ([]peer, error) {
+// peers reads the namespace's VMs but self from SPECS, and where placement put those that
+// matter to self's affinity (relevant) from placement's slices in STATUS. Placement reads
+// them from the streams, never from the gateway: they are the truth the gateway folds too.
+func (r *reconciler) peers(ctx context.Context, namespace, self string, relevant func(peer) bool) ([]peer, error) {
 	subjects, err := events.Subjects(ctx, r.js, events.StreamSpecs, events.NamespaceSpecFilter(pluralVMs, namespace))
 	if err != nil {
 		return nil, fmt.Errorf("list the VMs of %s: %w", namespace, err)
@@ -54,47 +56,59 @@ func (r *reconciler) peers(ctx context.Context, namespace, self string) ([]peer,
 		if err != nil || ref.Name == self {
 			continue
 		}
-		p, ok, err := r.readPeer(ctx, ref)
+		p, uid, ok, err := r.readPeer(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			out = append(out, p)
+		if !ok {
+			continue
 		}
+		if relevant(p) {
+			if p, err = r.readPlacement(ctx, ref, uid, p); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, p)
 	}
 	return out, nil
 }
 
-func (r *reconciler) readPeer(ctx context.Context, ref events.Ref) (peer, bool, error) {
+// readPeer reads a VM's record: false for one deleted or unreadable.
+func (r *reconciler) readPeer(ctx context.Context, ref events.Ref) (peer, string, bool, error) {
 	rec, err := events.LastSpec(ctx, r.js, ref)
 	if errors.Is(err, events.ErrNotFound) {
-		return peer{}, false, nil
+		return peer{}, "", false, nil
 	}
 	if err != nil {
-		return peer{}, false, fmt.Errorf("read VM %s: %w", ref, err)
+		return peer{}, "", false, fmt.Errorf("read VM %s: %w", ref, err)
 	}
 	if rec.Op == events.OpDelete {
-		return peer{}, false, nil
+		return peer{}, "", false, nil
 	}
 	var head peerHead
 	if err := json.Unmarshal(rec.Body, &head); err != nil {
-		return peer{}, false, nil // a record no one can read places nothing
+		return peer{}, "", false, nil // a record no one can read places nothing
 	}
-	p := peer{name: ref.Name, labels: head.Metadata.Labels, affinity: head.Spec.Affinity, zone: head.Metadata.Labels[model.LabelZone],
-		deleting: head.Metadata.DeletionTimestamp != "", groupName: head.Spec.GroupName}
+	return peer{name: ref.Name, labels: head.Metadata.Labels, affinity: head.Spec.Affinity, zone: head.Metadata.Labels[model.LabelZone],
+		deleting: head.Metadata.DeletionTimestamp != "", groupName: head.Spec.GroupName, uuid: head.Spec.InstanceUUID}, head.Metadata.UID, true, nil
+}
+
+// readPlacement adds where placement put the VM, or decided to put it, from its slice of
+// the same incarnation.
+func (r *reconciler) readPlacement(ctx context.Context, ref events.Ref, uid string, p peer) (peer, error) {
 	s, err := events.LastStatus(ctx, r.js, ref, model.ServicePlacement)
 	if errors.Is(err, events.ErrNotFound) {
-		return p, true, nil
+		return p, nil
 	}
 	if err != nil {
-		return peer{}, false, fmt.Errorf("read placement of VM %s: %w", ref, err)
+		return p, fmt.Errorf("read placement of VM %s: %w", ref, err)
 	}
-	if s.Slice.UID != head.Metadata.UID {
-		return p, true, nil // an earlier incarnation's slice
+	if s.Slice.UID != uid {
+		return p, nil // an earlier incarnation's slice
 	}
 	var st model.VirtualMachineStatus
 	if err := json.Unmarshal(s.Slice.Status, &st); err == nil && st.Zone != "" {
 		p.zone, p.host, p.moref = st.Zone, st.NodeName, st.UniqueID
 	}
-	return p, true, nil
+	return p, nil
 }

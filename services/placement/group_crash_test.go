@@ -37,7 +37,9 @@ func TestGroupPlacementSurvivesCrash(t *testing.T) {
 	// The first placement dies once two members exist.
 	ctx, kill := context.WithCancel(h.ctx)
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, Config{JetStream: h.js, VCenter: seeded.sim.Endpoint(), Logger: testLogger()}) }()
+	go func() {
+		done <- Run(ctx, Config{JetStream: h.js, VCenter: seeded.sim.Endpoint(), Logger: testLogger()})
+	}()
 	h.waitUntil("two members created", func() bool {
 		n := 0
 		for _, v := range vms {

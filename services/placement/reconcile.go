@@ -106,7 +106,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 			}
 		}
 		res, err := r.created(ctx, t, vm, found, policy, st, conds, done)
-		if err == nil {
+		if err == nil && !rulesKept(prev, st.UniqueID) {
 			err = r.keepRules(ctx, t, id, vm, st)
 		}
 		if err == nil && vm.Labels[model.LabelZone] == "" && st.Zone != "" {
@@ -147,7 +147,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 	}
 	unlock := r.placing.lock(id.namespace)
 	defer unlock()
-	peers, err := r.peers(ctx, id.namespace, id.name)
+	peers, err := r.peers(ctx, id.namespace, id.name, affinity{self: o.Meta.Labels, spec: vm.Spec.Affinity}.relevant)
 	if err != nil {
 		return reconcile.Result{}, err
 	}

@@ -58,10 +58,10 @@ func ruleOf(namespace string, t term) (clusterRule, bool) {
 }
 
 // ensureRules puts the created VM (moref vm, in zone z) into the cluster rules of its
-// terms, with the VMs each term selects in that zone; it changes nothing already right,
-// so a repeated reconcile reconfigures nothing.
+// terms, with the VMs each term selects that run in that zone (inZone, by name); it changes
+// nothing already right, so a repeated reconcile reconfigures nothing.
 func (r *reconciler) ensureRules(ctx context.Context, namespace string, self map[string]string, spec *model.AffinitySpec,
-	z zone, vm types.ManagedObjectReference, peers []peer) error {
+	z zone, vm types.ManagedObjectReference, peers []peer, inZone map[string]types.ManagedObjectReference) error {
 	want := map[clusterRule][]types.ManagedObjectReference{}
 	a := affinity{self: self, spec: spec, peers: peers}
 	for _, t := range terms(spec) {
@@ -72,8 +72,8 @@ func (r *reconciler) ensureRules(ctx context.Context, namespace string, self map
 		members := []types.ManagedObjectReference{vm}
 		sel, _ := a.selected(t)
 		for _, p := range sel {
-			if p.placed() && p.zone == z.name && p.moref != "" {
-				members = append(members, types.ManagedObjectReference{Type: "VirtualMachine", Value: p.moref})
+			if ref, ok := inZone[p.name]; ok {
+				members = append(members, ref)
 			}
 		}
 		want[rule] = append(want[rule], members...)
@@ -247,18 +247,47 @@ func (r *reconciler) reconfigureCluster(ctx context.Context, z zone, spec types.
 	return nil
 }
 
-// keepRules puts a created VM with affinity terms into their cluster rules.
+// keepRules puts a created VM with affinity terms into their cluster rules, with the
+// VMs they select found in vCenter (by the moref placement reported, else by instance
+// UUID: a VM created at the same time may not have reported yet, and whichever of two
+// such VMs keeps its rules last finds the other). The slice reporting the VM created is
+// published only after, so a VM reported created has its rules (rulesKept).
 func (r *reconciler) keepRules(ctx context.Context, t *topology, id vmIdentity, vm *model.VirtualMachine, st *model.VirtualMachineStatus) error {
 	z, ok := t.zones[st.Zone]
 	if vm.Spec.Affinity == nil || !ok || st.UniqueID == "" {
 		return nil
 	}
-	peers, err := r.peers(ctx, id.namespace, id.name)
+	a := affinity{self: vm.Labels, spec: vm.Spec.Affinity}
+	peers, err := r.peers(ctx, id.namespace, id.name, a.relevant)
 	if err != nil {
 		return err
 	}
+	a.peers = peers
+	inZone := map[string]types.ManagedObjectReference{}
+	for _, p := range peers {
+		if !p.placed() || p.zone != z.name || !a.selects(p) {
+			continue
+		}
+		v, err := r.read(ctx, p.moref, p.uuid, false)
+		if err != nil {
+			return fmt.Errorf("find VM %s for the cluster rules of %s/%s: %w", p.name, id.namespace, id.name, err)
+		}
+		if v != nil && v.pool != nil && t.poolZone[*v.pool] == z.name {
+			inZone[p.name] = v.ref
+		}
+	}
 	return r.ensureRules(ctx, id.namespace, vm.Labels, vm.Spec.Affinity, z,
-		types.ManagedObjectReference{Type: "VirtualMachine", Value: st.UniqueID}, peers)
+		types.ManagedObjectReference{Type: "VirtualMachine", Value: st.UniqueID}, peers, inZone)
+}
+
+// rulesKept reports whether prev already reported the VM created (after keepRules).
+func rulesKept(prev model.VirtualMachineStatus, moref string) bool {
+	for _, c := range prev.Conditions {
+		if c.Type == model.ConditionCreated {
+			return c.Status == metav1.ConditionTrue && prev.UniqueID == moref
+		}
+	}
+	return false
 }
 
 // leaveZoneRules takes a VM about to be destroyed out of the rules of its zone's cluster
