@@ -153,6 +153,9 @@ func (a affinity) filter(hosts []hostCapacity) ([]hostCapacity, error) {
 		kept := slices.DeleteFunc(slices.Clone(hosts), func(h hostCapacity) bool {
 			return slices.Contains(doms, t.domainOf(h)) == t.anti
 		})
+		if t.anti && t.byHost() {
+			kept = reserve(kept, sel)
+		}
 		if len(kept) == 0 {
 			return nil, fmt.Errorf("%w: %s: %s", errAffinityUnsatisfiable, t, unmet(t, doms, hosts))
 		}
@@ -178,6 +181,9 @@ func (a affinity) keptApartBy(hosts []hostCapacity) ([]hostCapacity, error) {
 			}
 			dom := t.peerDomain(p)
 			kept := slices.DeleteFunc(slices.Clone(hosts), func(h hostCapacity) bool { return t.domainOf(h) == dom })
+			if t.byHost() {
+				kept = reserve(kept, []peer{p})
+			}
 			if len(kept) == 0 {
 				return nil, fmt.Errorf("%w: VM %s's %s keeps this VM off %s, the only place left", errAffinityUnsatisfiable, p.name, t, dom)
 			}
@@ -215,6 +221,23 @@ func (a affinity) relevant(p peer) bool {
 // spec among its namespace's peers.
 func affinityFilters(self map[string]string, spec *model.AffinitySpec, peers []peer) []hostFilter {
 	return []hostFilter{affinity{self: self, spec: spec, peers: peers}.filter}
+}
+
+// reserve drops the hosts of a zone whose peers decided (with their group) but not yet
+// on a host would find no host left apart from this VM: each needs one of the zone's free
+// hosts, and which one is theirs to choose.
+func reserve(hosts []hostCapacity, peers []peer) []hostCapacity {
+	pending := map[string]int{}
+	for _, p := range peers {
+		if p.placed() && p.host == "" {
+			pending[p.zone]++
+		}
+	}
+	free := map[string]int{}
+	for _, h := range hosts {
+		free[h.zone]++
+	}
+	return slices.DeleteFunc(hosts, func(h hostCapacity) bool { return pending[h.zone] > 0 && free[h.zone] <= pending[h.zone] })
 }
 
 // unmet explains why no host is left for a required term.
