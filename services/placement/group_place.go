@@ -102,7 +102,7 @@ type groupMember struct {
 // top-most group, nested groups included, are placed together in this one decision, each
 // honouring its affinity and those placed before it. The others' zones are recorded as
 // their zone labels; their own reconciles then choose their hosts there.
-func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, labels map[string]string, vm *model.VirtualMachine,
+func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, specSeq uint64, labels map[string]string, vm *model.VirtualMachine,
 	candidates []string, policy storagePolicy, peers []peer) (choice, error) {
 	if vm.Spec.GroupName == "" {
 		return r.place(ctx, t, candidates, policy, affinityFilters(labels, vm.Spec.Affinity, peers)...)
@@ -123,6 +123,13 @@ func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, la
 		return r.place(ctx, t, candidates, policy, affinityFilters(labels, vm.Spec.Affinity, peers)...)
 	}
 	root := mine[len(mine)-1].name
+	// Another member's decision may have labelled this VM since its record was read: that
+	// decision stands (the retry reads the label), and this one would count it elsewhere.
+	if latest, err := events.LastSpec(ctx, r.js, events.Ref{Plural: pluralVMs, Namespace: id.namespace, Name: id.name}); err != nil {
+		return choice{}, fmt.Errorf("read %s/%s: %w", id.namespace, id.name, err)
+	} else if latest.Seq != specSeq {
+		return choice{}, fmt.Errorf("%w: %s/%s changed since its reconcile began", events.ErrConflict, id.namespace, id.name)
+	}
 
 	selfPeer := peer{name: id.name, labels: labels, affinity: vm.Spec.Affinity, groupName: vm.Spec.GroupName}
 	members := []groupMember{{peer: selfPeer, self: true}}

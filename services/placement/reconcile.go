@@ -151,7 +151,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	ch, err := r.placeVM(ctx, t, id, o.Meta.Labels, vm, candidates, *policy, peers)
+	ch, err := r.placeVM(ctx, t, id, o.Spec.Seq, o.Meta.Labels, vm, candidates, *policy, peers)
 	if reason, ok := placementFailure(err); ok {
 		conds.fail(model.ConditionPlacementReady, reason, err.Error())
 		conds.fail(model.ConditionCreated, model.ReasonNotReady, "waiting for placement")
