@@ -29,6 +29,7 @@ func Seed(ctx context.Context, c *govmomi.Client, login *url.Userinfo) error {
 		s.datacenter,
 		s.zones,
 		s.datastores,
+		s.localDatastores,
 		s.networks,
 		s.zoneTags,
 		s.policyTags,

@@ -56,6 +56,9 @@ func TestSeedBuildsTopologyIdempotently(t *testing.T) {
 	}
 	slices.Sort(all)
 	want.Datastores[SharedDatastore] = all
+	for _, h := range InstanceStorageHosts {
+		want.Datastores[LocalDatastore(h)] = []string{h}
+	}
 	want.SwitchMembers = all
 	ignore := cmp.FilterPath(func(p cmp.Path) bool {
 		f := p.Last().String()
@@ -69,8 +72,8 @@ func TestSeedBuildsTopologyIdempotently(t *testing.T) {
 			t.Errorf("network %q missing from %v", n.Name, first.Networks)
 		}
 	}
-	if len(first.Clusters) != 3 || len(all) != 6 || len(first.Datastores) != 4 || len(first.ItemIDs) != 6 {
-		t.Errorf("counts: %d clusters, %d hosts, %d datastores, %d items; want 3, 6, 4, 6",
+	if len(first.Clusters) != 3 || len(all) != 6 || len(first.Datastores) != 7 || len(first.ItemIDs) != 6 {
+		t.Errorf("counts: %d clusters, %d hosts, %d datastores, %d items; want 3, 6, 7 (3 zones', the shared one, 3 hosts' own), 6",
 			len(first.Clusters), len(all), len(first.Datastores), len(first.ItemIDs))
 	}
 

@@ -24,10 +24,10 @@ const (
 	ConditionGuestBootstrap               = "GuestBootstrap"                                  // status watcher
 	ConditionGuestIDReconfigured          = "GuestIDReconfigured"                             // power
 	ConditionReconcileReady               = "VirtualMachineReconcileReady"
-	ConditionHardwareDeviceConfigVerified = "VirtualMachineHardwareDeviceConfigVerified"
+	ConditionHardwareDeviceConfigVerified = "VirtualMachineHardwareDeviceConfigVerified" // storage: boot disk, advanced
 	ConditionHardwareControllersVerified  = "VirtualMachineHardwareControllersVerified"
 	ConditionHardwareVolumesVerified      = "VirtualMachineHardwareVolumesVerified"
-	ConditionHardwareCDROMVerified        = "VirtualMachineHardwareCDROMVerified"
+	ConditionHardwareCDROMVerified        = "VirtualMachineHardwareCDROMVerified" // storage
 	ConditionDiskPromotionStarted         = "VirtualMachineDiskPromotionStarted"
 	ConditionDiskPromotionSynced          = "VirtualMachineDiskPromotionSynced"
 	ConditionUnmanagedVolumesBackfilled   = "VirtualMachineUnmanagedVolumesBackfilled"

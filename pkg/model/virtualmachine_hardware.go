@@ -196,6 +196,22 @@ type VirtualDeviceStatus struct {
 	// UnitNumber is the device's unit number on the controller.
 	// +kubebuilder:validation:Required
 	UnitNumber int32 `json:"unitNumber"`
+
+	// Name is the spec.hardware.cdrom entry a CD-ROM stands for; empty for a CD-ROM that
+	// no entry names.
+	Name string `json:"name,omitempty"`
+
+	// FileName is the datastore path of the ISO file backing a CD-ROM.
+	FileName string `json:"fileName,omitempty"`
+
+	// Connected says whether a CD-ROM is connected now; a powered-off VM's never is.
+	Connected *bool `json:"connected,omitempty"`
+
+	// StartConnected says whether a CD-ROM connects when the VM powers on.
+	StartConnected *bool `json:"startConnected,omitempty"`
+
+	// AllowGuestControl says whether the guest may connect and disconnect a CD-ROM.
+	AllowGuestControl *bool `json:"allowGuestControl,omitempty"`
 }
 
 // The device types reported on a controller.

@@ -50,7 +50,7 @@ func TestAffinityFilter(t *testing.T) {
 			peers: []peer{{name: "x", labels: member, zone: "zone-c", host: "c1"}}, want: []string{"a1", "a2", "c2"}},
 		{name: "a peer decided in zone-c without a host keeps zone-c's last free host", spec: antiHost, self: member,
 			peers: []peer{{name: "x", labels: member, zone: "zone-c", host: "c1"}, {name: "y", labels: member, zone: "zone-c"}},
-			want: []string{"a1", "a2"}},
+			want:  []string{"a1", "a2"}},
 		{name: "every host taken", spec: antiHost, self: member,
 			peers: []peer{{name: "w", labels: member, zone: "zone-a", host: "a1"}, {name: "x", labels: member, zone: "zone-a", host: "a2"},
 				{name: "y", labels: member, zone: "zone-c", host: "c1"}, {name: "z", labels: member, zone: "zone-c", host: "c2"}},

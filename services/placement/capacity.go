@@ -107,16 +107,20 @@ type choice struct {
 }
 
 // place reads the capacity of the hosts of the given zones and of their datastores, asks
-// PBM which datastores suit the policy, narrows the hosts by the filters (affinity, ...) and
+// PBM which datastores suit the policy, narrows the hosts to those with the instance storage
+// the VM needs and by the filters (affinity, ...) and
 // lets vCenter decide among those left (decide); errNoCapacity or errNoCompatibleDatastore
 // when nothing qualifies, a filter's error when it leaves nothing.
-func (r *reconciler) place(ctx context.Context, t *topology, zoneNames []string, policy storagePolicy, filters ...hostFilter) (choice, error) {
+func (r *reconciler) place(ctx context.Context, t *topology, zoneNames []string, policy storagePolicy, need instanceNeed, filters ...hostFilter) (choice, error) {
 	var hosts []hostCapacity
 	var datastores []datastoreCapacity
 	err := traced(ctx, spanCapacity, func(ctx context.Context) error {
 		var err error
 		hosts, datastores, err = r.readCapacity(ctx, t, zoneNames)
 		if err != nil {
+			return err
+		}
+		if hosts, err = r.withInstanceStorage(ctx, hosts, need); err != nil {
 			return err
 		}
 		compatible, err := r.compatibleDatastores(ctx, policy, datastores)

@@ -116,7 +116,7 @@ func TestRecordedCreateIsAwaited(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ch, err := r.place(h.ctx, topo, []string{"zone-a"}, seededPolicy(t))
+		ch, err := r.place(h.ctx, topo, []string{"zone-a"}, seededPolicy(t), instanceNeed{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestVMFoundByNameIsAdoptedOrRefused(t *testing.T) {
 	if err != nil || img == nil {
 		t.Fatalf("image: %v", err)
 	}
-	ch, err := r.place(h.ctx, topo, []string{"zone-b"}, seededPolicy(t))
+	ch, err := r.place(h.ctx, topo, []string{"zone-b"}, seededPolicy(t), instanceNeed{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,11 +101,12 @@ type groupMember struct {
 // the nearest group labelled with a zone says, and the unplaced VM members of its
 // top-most group, nested groups included, are placed together in this one decision, each
 // honouring its affinity and those placed before it. The others' zones are recorded as
-// their zone labels; their own reconciles then choose their hosts there.
+// their zone labels; their own reconciles then choose their hosts there (with their
+// instance storage, and the datastores of their own storage class).
 func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, specSeq uint64, labels map[string]string, vm *model.VirtualMachine,
-	candidates []string, policy storagePolicy, peers []peer) (choice, error) {
+	candidates []string, policy storagePolicy, need instanceNeed, peers []peer) (choice, error) {
 	if vm.Spec.GroupName == "" {
-		return r.place(ctx, t, candidates, policy, affinityFilters(labels, vm.Spec.Affinity, peers)...)
+		return r.place(ctx, t, candidates, policy, need, affinityFilters(labels, vm.Spec.Affinity, peers)...)
 	}
 	groups, err := r.groups(ctx, id.namespace)
 	if err != nil {
@@ -120,7 +121,7 @@ func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, sp
 		candidates = []string{gz}
 	}
 	if labels[model.LabelZone] != "" || len(mine) == 0 {
-		return r.place(ctx, t, candidates, policy, affinityFilters(labels, vm.Spec.Affinity, peers)...)
+		return r.place(ctx, t, candidates, policy, need, affinityFilters(labels, vm.Spec.Affinity, peers)...)
 	}
 	root := mine[len(mine)-1].name
 	// Another member's decision may have labelled this VM since its record was read: that
@@ -155,7 +156,11 @@ func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, sp
 				zones = []string{gz}
 			}
 		}
-		ch, err := r.place(ctx, t, zones, policy, affinityFilters(m.labels, m.affinity, others)...)
+		mine := instanceNeed{} // the others' instance storage is their own reconciles' to place
+		if m.self {
+			mine = need
+		}
+		ch, err := r.place(ctx, t, zones, policy, mine, affinityFilters(m.labels, m.affinity, others)...)
 		if err != nil {
 			if m.self {
 				return choice{}, err

@@ -90,8 +90,9 @@ func Run(ctx context.Context, cfg Config) error {
 func loopConfig(log *slog.Logger) reconcile.Config {
 	return reconcile.Config{
 		Service: model.ServicePlacement, Plural: pluralVMs, Workers: workers,
-		Related: []string{pluralClasses, pluralImages, pluralClusterImages, pluralStorageClasses},
-		Resync:  resyncEvery, Logger: log,
+		Related: []string{pluralClasses, pluralImages, pluralClusterImages, pluralStorageClasses,
+			pluralComputePolicies, pluralTagPolicies},
+		Resync: resyncEvery, Logger: log,
 		ReportsPause: true, // pkg/reconcile skips paused VMs in every service; placement says so
 	}
 }

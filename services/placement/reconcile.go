@@ -23,6 +23,7 @@ type reconciler struct {
 	vc       *session
 	topo     topologyCache
 	folders  folderCache
+	tags     tagCache
 	placing  keyedLocks // by namespace
 	clusters keyedLocks // by cluster moref
 	now      func() time.Time
@@ -59,7 +60,7 @@ func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconci
 
 // ensure makes the VM exist: resolve class and image, find the VM, or place and create it.
 func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdentity, vm *model.VirtualMachine, prev model.VirtualMachineStatus, conds *conditions) (reconcile.Result, error) {
-	st := &model.VirtualMachineStatus{}
+	st := &model.VirtualMachineStatus{Policies: prev.Policies} // stands until applyPolicies says
 	done := func() (reconcile.Result, error) {
 		st.Conditions = conds.list()
 		return reconcile.Result{Status: st}, nil
@@ -151,7 +152,8 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	ch, err := r.placeVM(ctx, t, id, o.Spec.Seq, o.Meta.Labels, vm, candidates, *policy, peers)
+	need := instanceNeedOf(cls, vm)
+	ch, err := r.placeVM(ctx, t, id, o.Spec.Seq, o.Meta.Labels, vm, candidates, *policy, need, peers)
 	if reason, ok := placementFailure(err); ok {
 		conds.fail(model.ConditionPlacementReady, reason, err.Error())
 		conds.fail(model.ConditionCreated, model.ReasonNotReady, "waiting for placement")
@@ -159,6 +161,21 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 	}
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if need.unrecorded() {
+		// The host and the instance volumes are recorded first; the record's reconcile
+		// creates the VM on that host.
+		zone := ""
+		if zoneName == "" {
+			zone = ch.zone.name
+		}
+		if err := r.recordInstanceStorage(ctx, o, vm, cls, ch.host, zone); err != nil {
+			return reconcile.Result{}, err
+		}
+		conds.ok(model.ConditionPlacementReady)
+		conds.fail(model.ConditionCreated, model.ReasonNotReady, "instance storage recorded on host "+ch.host.name)
+		st.Zone, st.NodeName = ch.zone.name, ch.host.name // where the namespace's next decisions count it
+		return done()
 	}
 	if zoneName == "" {
 		if err := r.setZoneLabel(ctx, o, ch.zone.name); err != nil {
@@ -206,6 +223,9 @@ func (r *reconciler) created(ctx context.Context, t *topology, vm *model.Virtual
 		return reconcile.Result{}, err
 	}
 	st.Class = appliedClass(vm)
+	if err := r.applyPolicies(ctx, vm, v, st, conds); err != nil {
+		return reconcile.Result{}, err
+	}
 	if label := vm.Labels[model.LabelZone]; label != "" && st.Zone != "" && label != st.Zone {
 		conds.fail(model.ConditionPlacementReady, model.ReasonZoneMismatch,
 			fmt.Sprintf("the VM runs in zone %s, label %s says %s", st.Zone, model.LabelZone, label))

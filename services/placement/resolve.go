@@ -13,8 +13,9 @@ import (
 
 // class is a resolved VirtualMachineClass.
 type class struct {
-	applied model.AppliedClass // what the VM records having been created with
-	hw      vcenter.ClassHardware
+	applied  model.AppliedClass // what the VM records having been created with
+	hw       vcenter.ClassHardware
+	instance *model.InstanceStorage // local storage for each VM (instance_storage.go)
 }
 
 // resolveClass reads the VM's class from SPECS and sets VirtualMachineClassReady. A missing
@@ -47,7 +48,11 @@ func (r *reconciler) resolveClass(ctx context.Context, namespace, name string, c
 	}
 	conds.ok(model.ConditionClassReady)
 	applied := model.AppliedClass{Name: name, UID: string(obj.UID), Generation: obj.Generation}
-	return &class{applied: applied, hw: hw}, nil
+	c := &class{applied: applied, hw: hw}
+	if obj.Spec.Hardware != nil {
+		c.instance = obj.Spec.Hardware.InstanceStorage
+	}
+	return c, nil
 }
 
 // image is a resolved, ready image.

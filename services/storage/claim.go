@@ -115,7 +115,14 @@ func (c *claims) provision(ctx context.Context, o reconcile.Object, claim *model
 	}
 	id := vol.ID
 	if !found {
-		id, err = c.volumes.create(ctx, name, class.Parameters[model.StoragePolicyIDParameter], o.Ref.Namespace, o.Ref.Name, model.ClaimRequest(claim))
+		on, problem, err := c.instanceDatastores(ctx, claim)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if problem != "" {
+			return report.pending(reasonProvisioningFailed, problem), nil
+		}
+		id, err = c.volumes.create(ctx, name, class.Parameters[model.StoragePolicyIDParameter], o.Ref.Namespace, o.Ref.Name, model.ClaimRequest(claim), on)
 		if vcenter.IsFault(err) {
 			return report.pending(reasonProvisioningFailed, err.Error()), nil
 		}

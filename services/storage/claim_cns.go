@@ -98,11 +98,15 @@ func (v *volumes) diskPath(ctx context.Context, id string) (string, error) {
 }
 
 // create makes a block volume of the size with the storage policy, for the claim
-// namespace/claim; CNS places it on a datastore of the policy among all of vCenter's.
-func (v *volumes) create(ctx context.Context, name, policyID, namespace, claim string, size resource.Quantity) (string, error) {
-	datastores, err := v.datastores(ctx)
-	if err != nil {
-		return "", err
+// namespace/claim; CNS places it on a datastore of the policy among on, or among all of
+// vCenter's when on is empty.
+func (v *volumes) create(ctx context.Context, name, policyID, namespace, claim string, size resource.Quantity, on []types.ManagedObjectReference) (string, error) {
+	datastores := on
+	if len(datastores) == 0 {
+		var err error
+		if datastores, err = v.datastores(ctx); err != nil {
+			return "", err
+		}
 	}
 	spec := cnstypes.CnsVolumeCreateSpec{
 		Name:       name,

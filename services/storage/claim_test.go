@@ -151,7 +151,7 @@ func TestClaimArrivingBoundIsCheckedThenLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := &volumes{vc: vc.Client, cns: cc, user: "test"}
-	id, err := v.create(t.Context(), "registered-"+uuid.NewString(), classPolicy(t, "my-storage-class"), "my-namespace", "registered", resource.MustParse("3Gi"))
+	id, err := v.create(t.Context(), "registered-"+uuid.NewString(), classPolicy(t, "my-storage-class"), "my-namespace", "registered", resource.MustParse("3Gi"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestClaimDeletedBeforeRecordingItsVolume(t *testing.T) {
 	}
 	c := newPVCFixture("early-delete", "1Gi", "my-storage-class")
 	v := &volumes{vc: vc.Client, cns: cc, user: "test"}
-	if _, err := v.create(t.Context(), "pvc-"+c.UID, classPolicy(t, "my-storage-class"), "my-namespace", c.Ref.Name, resource.MustParse("1Gi")); err != nil {
+	if _, err := v.create(t.Context(), "pvc-"+c.UID, classPolicy(t, "my-storage-class"), "my-namespace", c.Ref.Name, resource.MustParse("1Gi"), nil); err != nil {
 		t.Fatal(err)
 	}
 	c.markDeleting()

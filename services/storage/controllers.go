@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vmware/govmomi/vim25/types"
@@ -139,4 +140,30 @@ func describe(want []wantController) string {
 		names[i] = w.String()
 	}
 	return strings.Join(names, ", ")
+}
+
+// cloneHardware copies spec.hardware deeply enough for placement (model.PlaceVolumes,
+// model.PlaceCdroms) to fill the copy without touching hw; nil stays nil.
+func cloneHardware(hw *model.VirtualMachineHardwareSpec) *model.VirtualMachineHardwareSpec {
+	if hw == nil {
+		return nil
+	}
+	out := *hw
+	out.Cdrom = make([]model.VirtualMachineCdromSpec, len(hw.Cdrom))
+	for i, c := range hw.Cdrom {
+		c.ControllerBusNumber, c.UnitNumber = clonePtr(c.ControllerBusNumber), clonePtr(c.UnitNumber)
+		out.Cdrom[i] = c
+	}
+	out.IDEControllers = slices.Clone(hw.IDEControllers)
+	out.NVMEControllers = slices.Clone(hw.NVMEControllers)
+	out.SATAControllers = slices.Clone(hw.SATAControllers)
+	out.SCSIControllers = slices.Clone(hw.SCSIControllers)
+	return &out
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	return ptr(*p)
 }

@@ -24,6 +24,7 @@ type handler struct {
 	vc       *govmomi.Client
 	volumes  *attacher
 	register *registrar
+	isos     *isoFinder
 	now      func() time.Time
 }
 
@@ -59,7 +60,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		if problem, ok := placementStorageProblem(o); ok && class.reason == "" {
 			class = problem
 		}
-		class.ready(conds, "", "waiting for the VM to be created")
+		class.ready(conds, "", "", "waiting for the VM to be created")
 		status.Conditions = conds.List()
 		return reconcile.Result{Status: status}, nil
 	}
@@ -68,7 +69,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	if errors.Is(err, vcenter.ErrNotFound) {
 		// Placement's report is ahead of what we see, or the VM went away: its next slice
 		// (or the resync) brings us back.
-		class.ready(conds, "", fmt.Sprintf("no VM with instance UUID %q in vCenter", vm.Spec.InstanceUUID))
+		class.ready(conds, "", "", fmt.Sprintf("no VM with instance UUID %q in vCenter", vm.Spec.InstanceUUID))
 		status.Conditions = conds.List()
 		return reconcile.Result{Status: status}, nil
 	}
@@ -96,7 +97,18 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		}
 	}
 
+	// The boot disk comes before the upgrade, which back-fills it like an image's disk.
+	if mvm, err = h.syncAdvanced(ctx, &vm, vcVM, mvm, conds); err != nil {
+		return reconcile.Result{}, err
+	}
 	if err := h.register.upgrade(ctx, o, &vm, mvm, vcVM, conds); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := h.ensureInstanceClaims(ctx, &vm); err != nil {
+		return reconcile.Result{}, err
+	}
+	mvm, cdroms, err := h.syncCdroms(ctx, &vm, vcVM, mvm, conds)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
 	vols, mvm, err := h.syncVolumes(ctx, o, vm, vcVM, mvm)
@@ -105,9 +117,11 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	}
 	observed := observe(mvm, vols.volumes, vols.managed)
 	status.Volumes = observed.volumes
+	nameCdroms(observed.controllers, vm.Spec.Hardware)
 	status.Hardware = &model.VirtualMachineHardwareStatus{Controllers: observed.controllers}
+	status.ChangeBlockTracking = mvm.Config.ChangeTrackingEnabled
 	status.Storage = observed.storage
-	class.ready(conds, problem, "")
+	class.ready(conds, problem, cdroms, "")
 	vols.condition(conds)
 	status.Conditions = conds.List()
 	return reconcile.Result{Status: status}, nil
@@ -118,14 +132,17 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 type classCheck struct{ reason, message string }
 
 // ready sets VirtualMachineStorageReady: True when the storage class resolved and
-// nothing is pending or missing. A class problem comes first; problem is what is wrong
-// with the controllers, pending what the service still waits for.
-func (c classCheck) ready(conds *reconcile.ConditionSet, problem, pending string) {
+// nothing is pending or missing, which power waits for before a power-on. A class problem
+// comes first; controllers is what is wrong with the controllers, cdroms what keeps the
+// CD-ROMs from being as the spec says, pending what the service still waits for.
+func (c classCheck) ready(conds *reconcile.ConditionSet, controllers, cdroms, pending string) {
 	switch {
 	case c.reason != "":
-		conds.Set(model.ConditionStorageReady, metav1.ConditionFalse, c.reason, joinMessages(c.message, problem))
-	case problem != "":
-		conds.Set(model.ConditionStorageReady, metav1.ConditionFalse, model.ReasonHardwareControllersMismatch, problem)
+		conds.Set(model.ConditionStorageReady, metav1.ConditionFalse, c.reason, joinMessages(c.message, controllers, cdroms))
+	case controllers != "":
+		conds.Set(model.ConditionStorageReady, metav1.ConditionFalse, model.ReasonHardwareControllersMismatch, joinMessages(controllers, cdroms))
+	case cdroms != "":
+		conds.Set(model.ConditionStorageReady, metav1.ConditionFalse, model.ReasonHardwareCDROMMismatch, cdroms)
 	case pending != "":
 		conds.Set(model.ConditionStorageReady, metav1.ConditionFalse, model.ReasonNotReady, pending)
 	default:

@@ -231,7 +231,7 @@ func controllers(devices object.VirtualDeviceList) []model.VirtualControllerStat
 			case *types.VirtualDisk:
 				c.Devices = append(c.Devices, model.VirtualDeviceStatus{Type: model.DeviceTypeDisk, UnitNumber: *v.UnitNumber})
 			case *types.VirtualCdrom:
-				c.Devices = append(c.Devices, model.VirtualDeviceStatus{Type: model.DeviceTypeCDROM, UnitNumber: *v.UnitNumber})
+				c.Devices = append(c.Devices, cdromStatus(v, *v.UnitNumber))
 			}
 		}
 		slices.SortFunc(c.Devices, func(a, b model.VirtualDeviceStatus) int { return cmp.Compare(a.UnitNumber, b.UnitNumber) })
@@ -241,6 +241,40 @@ func controllers(devices object.VirtualDeviceList) []model.VirtualControllerStat
 		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.BusNumber, b.BusNumber))
 	})
 	return out
+}
+
+// cdromStatus is a CD-ROM's place, ISO file and connection state.
+func cdromStatus(v *types.VirtualDevice, unit int32) model.VirtualDeviceStatus {
+	out := model.VirtualDeviceStatus{Type: model.DeviceTypeCDROM, UnitNumber: unit}
+	if b, ok := v.Backing.(types.BaseVirtualDeviceFileBackingInfo); ok {
+		out.FileName = b.GetVirtualDeviceFileBackingInfo().FileName
+	}
+	if c := v.Connectable; c != nil {
+		out.Connected, out.StartConnected, out.AllowGuestControl = ptr(c.Connected), ptr(c.StartConnected), ptr(c.AllowGuestControl)
+	}
+	return out
+}
+
+// nameCdroms names each CD-ROM in the status after the spec.hardware.cdrom entry placed
+// at its controller and unit.
+func nameCdroms(ctrls []model.VirtualControllerStatus, hw *model.VirtualMachineHardwareSpec) {
+	if hw == nil {
+		return
+	}
+	names := map[slot]string{}
+	for _, c := range hw.Cdrom {
+		if c.ControllerBusNumber != nil && c.UnitNumber != nil {
+			names[slot{c.ControllerType, *c.ControllerBusNumber, *c.UnitNumber}] = c.Name
+		}
+	}
+	for i := range ctrls {
+		for j := range ctrls[i].Devices {
+			d := &ctrls[i].Devices[j]
+			if d.Type == model.DeviceTypeCDROM {
+				d.Name = names[slot{ctrls[i].Type, ctrls[i].BusNumber, d.UnitNumber}]
+			}
+		}
+	}
 }
 
 // bytes renders a size as Kubernetes does: a binary suffix when it divides evenly (20Gi).

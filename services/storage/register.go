@@ -59,9 +59,14 @@ func (r *registrar) upgrade(ctx context.Context, o reconcile.Object, vm *model.V
 	if err != nil {
 		return err
 	}
+	current := vm.Spec.Volumes
+	if placed != nil {
+		current = placed
+	}
+	hw = backfillCdroms(vm.Spec, hw, slices.Concat(current, add))
 	if len(add) > 0 || hw != nil || placed != nil {
 		conds.Set(model.ConditionUnmanagedVolumesBackfilled, metav1.ConditionFalse, model.ReasonPending,
-			fmt.Sprintf("adding %d image disks to spec.volumes, the VM's controllers to spec.hardware and attached volumes' placement", len(add)))
+			fmt.Sprintf("adding %d image disks to spec.volumes, the VM's controllers to spec.hardware and attached volumes' and CD-ROMs' placement", len(add)))
 		conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionFalse, model.ReasonPending, "waits for the image disks to be in spec.volumes")
 		e := vmEdit{hardware: hw, volumes: placed}
 		if len(add) > 0 {

@@ -78,7 +78,8 @@ func run(ctx context.Context, cfg Config) error {
 	}
 	claimVolumes := &volumes{vc: vc, cns: cnsClient, user: cfg.VCenter.URL.User.Username(), started: *started}
 	register := &registrar{js: cfg.JetStream, vc: vc, cns: cnsClient, earlier: claimVolumes, now: time.Now}
-	h := &handler{js: cfg.JetStream, vc: vc, volumes: &attacher{vc: vc, cns: &cnsRegistry{c: cnsClient, vc: vc.Client}}, register: register, now: time.Now}
+	h := &handler{js: cfg.JetStream, vc: vc, volumes: &attacher{vc: vc, cns: &cnsRegistry{c: cnsClient, vc: vc.Client}}, register: register,
+		isos: &isoFinder{js: cfg.JetStream, rest: rc, vim: vc.Client}, now: time.Now}
 	vmLoop := vmLoopConfig(cfg.Logger)
 	// A VM is looked at again, outside the streams, while a claim's expansion is pending.
 	trigger := reconcile.NewTrigger(cfg.JetStream, vmLoop, h.reconcile)
@@ -102,8 +103,9 @@ func run(ctx context.Context, cfg Config) error {
 func vmLoopConfig(log *slog.Logger) reconcile.Config {
 	return reconcile.Config{
 		Service: model.ServiceStorage, Plural: "virtualmachines", Workers: 8,
-		// crypto's slice: a disk it encrypted or rekeyed changes status.volumes[].crypto.
-		Inputs: []string{model.ServicePlacement, model.ServiceCrypto},
+		// crypto's slice: a disk it encrypted or rekeyed changes status.volumes[].crypto;
+		// power's: a VM powered off takes the changed block tracking that waited for it.
+		Inputs: []string{model.ServicePlacement, model.ServiceCrypto, model.ServicePower},
 		// a claim bound, grown or deleted changes the volumes of the VMs of its namespace
 		Related: []string{"storageclasses", pluralClaims},
 		Resync:  resync,

@@ -11,9 +11,10 @@ import (
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
-// vmProperties are what the service reads of a VM: its devices, its files and whether it
-// is on (disks are hot-added and removed differently).
-var vmProperties = []string{"config.hardware.device", "layoutEx", "runtime.powerState"}
+// vmProperties are what the service reads of a VM: its devices, its files (the boot disk
+// goes beside them), whether it is on (disks are hot-added and removed differently,
+// changed block tracking changes only while off) and whether it tracks changed blocks.
+var vmProperties = []string{"config.hardware.device", "config.files.vmPathName", "config.changeTrackingEnabled", "layoutEx", "runtime.powerState"}
 
 // readVM reads the VM placement created (vcenter.ReadVM) once its tasks are done.
 func readVM(ctx context.Context, c *govmomi.Client, moref, instanceUUID string) (mo.VirtualMachine, *object.VirtualMachine, error) {
