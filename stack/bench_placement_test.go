@@ -233,6 +233,8 @@ type placedVM struct {
 // PlaceVmsXCluster among the zones that have one, deploys there, powers on and joins the
 // group's rule.
 func (dp *directPlacement) placeAndCreate(ctx context.Context, name, group string) (placedVM, error) {
+	// The decision holds the lock through the placement call, as placement holds its
+	// namespace's: a group's members decide one at a time.
 	dp.mu.Lock()
 	var pools []types.ManagedObjectReference
 	for _, c := range dp.clusters {
@@ -240,15 +242,13 @@ func (dp *directPlacement) placeAndCreate(ctx context.Context, name, group strin
 			pools = append(pools, c.zone.pool)
 		}
 	}
-	dp.mu.Unlock()
 	res, err := dp.root.PlaceVmsXCluster(ctx, types.PlaceVmsXClusterSpec{ResourcePools: pools,
 		VmPlacementSpecs: []types.PlaceVmsXClusterSpecVmPlacementSpec{{ConfigSpec: types.VirtualMachineConfigSpec{Name: name}}}})
 	if err != nil {
+		dp.mu.Unlock()
 		return placedVM{}, fmt.Errorf("place %s: %w", name, err)
 	}
 	pool := res.PlacementInfos[0].Recommendation.Action[0].(*types.ClusterClusterInitialPlacementAction).Pool
-
-	dp.mu.Lock()
 	i := slices.IndexFunc(dp.clusters, func(c directCluster) bool { return c.zone.pool == pool })
 	c := dp.clusters[i]
 	var host types.ManagedObjectReference
@@ -256,10 +256,6 @@ func (dp *directPlacement) placeAndCreate(ctx context.Context, name, group strin
 		if !slices.Contains(dp.used[group], h) && (host.Value == "" || dp.count[h] < dp.count[host]) {
 			host = h
 		}
-	}
-	if host.Value == "" {
-		dp.mu.Unlock()
-		return placedVM{}, fmt.Errorf("place %s: zone of %s has no host free of group %s", name, pool.Value, group)
 	}
 	dp.used[group] = append(dp.used[group], host)
 	dp.count[host]++
