@@ -19,17 +19,19 @@ func DefaultVirtualMachineClass(class, old *VirtualMachineClass) *field.Error {
 }
 
 // ValidateVirtualMachineClass is stage 3 for VirtualMachineClasses (api-rules §9.1.2): on
-// create, a CPU or memory request may not exceed its limit. Updates are not validated.
+// create, a CPU or memory request may not exceed its limit. On create and update the
+// configSpec must be one the class's VMs can be given whole (ClassConfigSpec): a class
+// that cannot be applied is never stored.
 func ValidateVirtualMachineClass(class, old *VirtualMachineClass) field.ErrorList {
+	_, errs := ClassConfigSpec(class.Spec.ConfigSpec)
 	if old != nil || class.Spec.Policies == nil || class.Spec.Policies.Resources == nil {
-		return nil
+		return errs
 	}
 	res := class.Spec.Policies.Resources
 	if res.Requests == nil || res.Limits == nil {
-		return nil
+		return errs
 	}
 	requests := field.NewPath("spec", "policies", "resources", "requests")
-	var errs field.ErrorList
 	errs = append(errs, classRequestWithinLimit(requests.Child("cpu"), res.Requests.Cpu, res.Limits.Cpu)...)
 	errs = append(errs, classRequestWithinLimit(requests.Child("memory"), res.Requests.Memory, res.Limits.Memory)...)
 	return errs

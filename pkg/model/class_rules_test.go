@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,6 +34,10 @@ func classResources(reqCPU, limCPU, reqMem, limMem string) func(c *VirtualMachin
 	}
 }
 
+func classConfigSpec(raw string) func(c *VirtualMachineClass) {
+	return func(c *VirtualMachineClass) { c.Spec.ConfigSpec = json.RawMessage(raw) }
+}
+
 func admitClass(t *testing.T, c, old *VirtualMachineClass) (int, []string) {
 	t.Helper()
 	code, errs := admitKind(t, "VirtualMachineClass", c, old, DefaultVirtualMachineClass, ValidateVirtualMachineClass)
@@ -57,6 +62,23 @@ func TestVirtualMachineClassRules(t *testing.T) {
 			[]string{`FieldValueInvalid spec.policies.resources.requests.cpu "3"`,
 				`FieldValueInvalid spec.policies.resources.requests.memory "2Gi"`}},
 		{"9.1.2 updates are not validated", testClass(classResources("3", "2", "", "")), testClass(nil), 200, nil},
+		{"configSpec with extraConfig, a vGPU and CPU hot-add", testClass(classConfigSpec(`{"_typeName":"VirtualMachineConfigSpec",
+			"cpuHotAddEnabled":true,"extraConfig":[{"_typeName":"OptionValue","key":"a","value":{"_typeName":"string","_value":"b"}}],
+			"deviceChange":[{"_typeName":"VirtualDeviceConfigSpec","operation":"add","device":{"_typeName":"VirtualPCIPassthrough","key":-200,
+			"backing":{"_typeName":"VirtualPCIPassthroughVmiopBackingInfo","vgpu":"grid_p40-1q"}}}]}`)), nil, 200, nil},
+		{"configSpec that is no ConfigSpec", testClass(classConfigSpec(`{"_typeName":"VirtualMachineConfigSpec","numCPUs":"two"}`)), nil, 422,
+			[]string{`FieldValueInvalid spec.configSpec ""`}},
+		{"configSpec whose decoding panics", testClass(classConfigSpec(`{"_typeName":"VirtualMachineConfigSpec",
+			"extraConfig":[{"_typeName":"OptionValue","key":"a","value":{"_typeName":"string","value":"b"}}]}`)), nil, 422,
+			[]string{`FieldValueInvalid spec.configSpec ""`}},
+		{"configSpec checked on update too", testClass(classConfigSpec(`[1]`)), testClass(nil), 422,
+			[]string{`FieldValueInvalid spec.configSpec ""`}},
+		{"configSpec adding a disk, removing a device, naming the VM", testClass(classConfigSpec(`{"_typeName":"VirtualMachineConfigSpec","name":"x",
+			"deviceChange":[{"_typeName":"VirtualDeviceConfigSpec","operation":"add","device":{"_typeName":"VirtualDisk","key":-1}},
+			{"_typeName":"VirtualDeviceConfigSpec","operation":"remove","device":{"_typeName":"VirtualVmxnet3","key":4000}}]}`)), nil, 422,
+			[]string{`FieldValueForbidden spec.configSpec.name`,
+				`FieldValueInvalid spec.configSpec.deviceChange[0].device._typeName "VirtualDisk"`,
+				`FieldValueNotSupported spec.configSpec.deviceChange[1].operation`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -85,6 +85,11 @@ type VirtualMachineBootOptions struct {
 	// BootRetryDelay is how long a VM waits before it retries a failed boot; needs bootRetry Enabled.
 	BootRetryDelay *metav1.Duration `json:"bootRetryDelay,omitempty"`
 
+	// EnterBootSetup makes the VM enter its firmware setup at its next boot; empty is
+	// Disabled.
+	// +kubebuilder:validation:Enum=Enabled;Disabled
+	EnterBootSetup string `json:"enterBootSetup,omitempty"`
+
 	// EFISecureBoot makes EFI firmware refuse boot images whose signature does not verify; needs
 	// firmware efi.
 	// +kubebuilder:validation:Enum=Enabled;Disabled

@@ -1,8 +1,7 @@
 package vcenter
 
 import (
-	"bytes"
-	"fmt"
+	"encoding/json"
 
 	"github.com/vmware/govmomi/vim25/types"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -10,10 +9,14 @@ import (
 	"github.com/vmop/vmop/pkg/model"
 )
 
-// KeyAppliedClass records in the VM the class whose CPU and memory it has (JSON of
+// KeyAppliedClass records in the VM the class whose configuration it has (JSON of
 // model.AppliedClass): written with the configuration it names, at create and by each
 // resize, so a crash or a redelivery neither repeats nor loses a resize.
 const KeyAppliedClass = "vmop.appliedClass"
+
+// KeyClassExtraConfig records in the VM, with KeyAppliedClass, the extraConfig keys its
+// class gave it (a JSON list): a resize to a class without one of them removes it.
+const KeyClassExtraConfig = "vmop.classExtraConfig"
 
 // ClassHardware is the CPU and memory part of what a class gives a VM (api-rules §9.1.3):
 // CPUs and memory from the class ConfigSpec (numCPUs, memoryMB) when it sets them, else
@@ -30,16 +33,25 @@ type ClassHardware struct {
 	// VTPM: the ConfigSpec adds a virtual TPM, which the crypto service gives the VM (a vTPM
 	// needs an encrypted VM home).
 	VTPM bool
+	// Passthrough are the class's vGPUs and dynamic DirectPath I/O devices: those of the
+	// ConfigSpec and of spec.hardware.devices.
+	Passthrough []*types.VirtualPCIPassthrough
+	// ExtraConfig is the ConfigSpec's extraConfig.
+	ExtraConfig []types.BaseOptionValue
+	// Version is the ConfigSpec's hardware version (vmx-NN), "" when it sets none.
+	Version string
+	// settings is the rest of the ConfigSpec (hot-add, latency sensitivity, firmware,
+	// nested virtualization, device groups, ...): what a VM of the class gets as it is.
+	settings types.VirtualMachineConfigSpec
 }
 
-// ClassHardwareOf reads a class spec; an error says its ConfigSpec is not one.
+// ClassHardwareOf reads a class spec; an error says its ConfigSpec is not one a VM can be
+// given (model.ClassConfigSpec).
 func ClassHardwareOf(spec model.VirtualMachineClassSpec) (ClassHardware, error) {
 	var hw ClassHardware
-	var cs types.VirtualMachineConfigSpec
-	if len(spec.ConfigSpec) > 0 && string(spec.ConfigSpec) != "null" {
-		if err := types.NewJSONDecoder(bytes.NewReader(spec.ConfigSpec)).Decode(&cs); err != nil {
-			return hw, fmt.Errorf("spec.configSpec is not a VirtualMachineConfigSpec: %w", err)
-		}
+	cs, errs := model.ClassConfigSpec(spec.ConfigSpec)
+	if len(errs) > 0 {
+		return hw, errs.ToAggregate()
 	}
 	hw.CPUs, hw.MemoryMB = cs.NumCPUs, cs.MemoryMB
 	if h := spec.Hardware; h != nil {
@@ -52,11 +64,19 @@ func ClassHardwareOf(spec model.VirtualMachineClassSpec) (ClassHardware, error) 
 	}
 	hw.cpuAlloc, hw.memAlloc = cs.CpuAllocation, cs.MemoryAllocation
 	for _, dc := range cs.DeviceChange {
-		if d := dc.GetVirtualDeviceConfigSpec(); d.Operation != types.VirtualDeviceConfigSpecOperationRemove {
-			_, tpm := d.Device.(*types.VirtualTPM)
-			hw.VTPM = hw.VTPM || tpm
+		switch d := dc.GetVirtualDeviceConfigSpec().Device.(type) {
+		case *types.VirtualTPM:
+			hw.VTPM = true
+		case *types.VirtualPCIPassthrough:
+			hw.Passthrough = append(hw.Passthrough, d)
 		}
 	}
+	if h := spec.Hardware; h != nil && h.Devices != nil {
+		hw.Passthrough = withClassDevices(hw.Passthrough, *h.Devices)
+	}
+	hw.ExtraConfig = cs.ExtraConfig
+	hw.Version = cs.Version
+	hw.settings = settingsOf(cs)
 	if p := spec.Policies; p != nil && p.Resources != nil {
 		req, lim := p.Resources.Requests, p.Resources.Limits
 		if hw.memAlloc == nil && (memoryOf(req) != nil || memoryOf(lim) != nil) {
@@ -108,6 +128,36 @@ func (hw ClassHardware) ConfigSpec(hostMHz int64) types.VirtualMachineConfigSpec
 		NumCPUs: hw.CPUs, MemoryMB: hw.MemoryMB,
 		CpuAllocation: hw.cpuAllocation(hostMHz), MemoryAllocation: hw.memAlloc,
 	}
+}
+
+// Settings is the class's configuration besides CPU, memory, devices, extraConfig and
+// hardware version: a VM with passthrough devices has its memory reserved whole, which
+// vSphere requires of them, unless the class says otherwise.
+func (hw ClassHardware) Settings() types.VirtualMachineConfigSpec {
+	cs := hw.settings
+	if len(hw.Passthrough) > 0 && cs.MemoryReservationLockedToMax == nil {
+		cs.MemoryReservationLockedToMax = types.NewBool(true)
+	}
+	return cs
+}
+
+// ExtraConfigKeysOption is the record of the extraConfig keys the class gives a VM.
+func (hw ClassHardware) ExtraConfigKeysOption() *types.OptionValue {
+	keys := []string{}
+	for _, o := range hw.ExtraConfig {
+		keys = append(keys, o.GetOptionValue().Key)
+	}
+	b, _ := json.Marshal(keys) // strings always marshal
+	return &types.OptionValue{Key: KeyClassExtraConfig, Value: string(b)}
+}
+
+// ParseExtraConfigKeys reads a KeyClassExtraConfig record; nil for none.
+func ParseExtraConfigKeys(s string) []string {
+	var keys []string
+	if json.Unmarshal([]byte(s), &keys) != nil {
+		return nil
+	}
+	return keys
 }
 
 // cpuAllocation is the CPU reservation and limit in MHz on a host whose cores run at

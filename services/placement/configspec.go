@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"slices"
 
 	"github.com/vmware/govmomi/vim25/types"
 	"github.com/vmware/govmomi/vim25/xml"
@@ -17,23 +18,55 @@ type vmIdentity struct {
 	namespace, name, uid string
 }
 
-// createSpec is the VM's configuration at create: the class hardware (CPU policies at the
-// host's clock hostMHz) and the record that the VM has it, the spec's UUIDs and guest ID,
-// the image's hardware version raised to spec.minHardwareVersion, and the ExtraConfig keys
-// naming the object. Devices are left to the image and the other services (disks:
-// storage, NICs: network).
+// createSpec is the VM's configuration at create: the class's whole ConfigSpec merged as
+// VM Operator does (its settings, CPU and memory with their policies at the host's clock
+// hostMHz, extraConfig, vGPUs and dynamic DirectPath I/O devices) and the record that the
+// VM has it; the spec's UUIDs, guest ID and firmware; the hardware version (api-rules
+// §7.12); and the ExtraConfig keys naming the object. NICs are network's (it takes their
+// adapter types from the class), disks, controllers and CD-ROMs storage's, a vTPM crypto's.
 func createSpec(id vmIdentity, vm model.VirtualMachineSpec, cls *class, hostMHz int64, imageHW int32) types.VirtualMachineConfigSpec {
-	cs := cls.hw.ConfigSpec(hostMHz)
-	cs.Uuid, cs.InstanceUuid, cs.GuestId = vm.BiosUUID, vm.InstanceUUID, vm.GuestID
-	cs.ExtraConfig = []types.BaseOptionValue{
+	cs := cls.hw.Settings()
+	sized := cls.hw.ConfigSpec(hostMHz)
+	cs.NumCPUs, cs.MemoryMB, cs.CpuAllocation, cs.MemoryAllocation = sized.NumCPUs, sized.MemoryMB, sized.CpuAllocation, sized.MemoryAllocation
+	cs.Uuid, cs.InstanceUuid = vm.BiosUUID, vm.InstanceUUID
+	if vm.GuestID != "" {
+		cs.GuestId = vm.GuestID
+	}
+	if bo := vm.BootOptions; bo != nil && bo.Firmware != "" {
+		cs.Firmware = string(bo.Firmware)
+	}
+	cs.ExtraConfig = append(slices.Clip(cls.hw.ExtraConfig),
 		&types.OptionValue{Key: vcenter.KeyObject, Value: id.namespace + "/" + id.name},
 		&types.OptionValue{Key: vcenter.KeyUID, Value: id.uid},
 		vcenter.AppliedClassOption(cls.applied),
-	}
-	if vm.MinHardwareVersion > imageHW {
-		cs.Version = fmt.Sprintf("vmx-%d", vm.MinHardwareVersion)
+		cls.hw.ExtraConfigKeysOption(),
+	)
+	cs.DeviceChange = vcenter.PassthroughAdds(cls.hw.Passthrough, firstPassthroughKey)
+	if v := createVersion(vm.MinHardwareVersion, cls.hw, imageHW); v != imageHW {
+		cs.Version = fmt.Sprintf("vmx-%d", v)
 	}
 	return cs
+}
+
+// firstPassthroughKey is the temporary key of the first passthrough device added at create,
+// below those an image's devices use.
+const firstPassthroughKey = -200
+
+// passthroughHardwareVersion is the lowest hardware version with vGPUs and dynamic
+// DirectPath I/O devices.
+const passthroughHardwareVersion = 17
+
+// createVersion is the VM's hardware version at create (api-rules §7.12): the class's when
+// it sets one, else the image's raised for passthrough devices; then raised to the spec's
+// minimum.
+func createVersion(minimum int32, hw vcenter.ClassHardware, imageHW int32) int32 {
+	v := imageHW
+	if cv := hardwareVersion(hw.Version); cv > 0 {
+		v = cv
+	} else if len(hw.Passthrough) > 0 && v < passthroughHardwareVersion {
+		v = passthroughHardwareVersion
+	}
+	return max(v, minimum)
 }
 
 // configSpecXML encodes cs as the content library's deploy takes it (provider XML):

@@ -68,7 +68,7 @@ func TestCreatesVMFromImageAndClass(t *testing.T) {
 
 	zone := zoneOf(t, st.Zone)
 	wantSt := model.VirtualMachineStatus{
-		UniqueID: vm.Self.Value, Zone: zone.Name, BiosUUID: v.bios, InstanceUUID: v.instance, HardwareVersion: 19,
+		UniqueID: vm.Self.Value, Zone: zone.Name, BiosUUID: v.bios, InstanceUUID: v.instance,
 		Class: &model.LocalObjectRef{APIVersion: "vmoperator.vmware.com/v1alpha5", Kind: "VirtualMachineClass", Name: inventory.SeedClassName},
 	}
 	if d := cmp.Diff(wantSt, st, cmpopts.IgnoreFields(model.VirtualMachineStatus{}, "NodeName", "Provider", "Conditions")); d != "" {

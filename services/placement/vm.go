@@ -23,7 +23,6 @@ type vmState struct {
 	ref          types.ManagedObjectReference
 	biosUUID     string
 	instanceUUID string
-	version      string // vmx-NN
 	created      *time.Time
 	host, pool   *types.ManagedObjectReference
 	powerState   types.VirtualMachinePowerState
@@ -31,7 +30,7 @@ type vmState struct {
 	uid          string // ExtraConfig vcenter.KeyUID; read only for a VM found by name
 }
 
-var vmProps = []string{"config.uuid", "config.instanceUuid", "config.version", "config.createDate", "config.guestId",
+var vmProps = []string{"config.uuid", "config.instanceUuid", "config.createDate", "config.guestId",
 	"runtime.host", "runtime.powerState", "resourcePool"}
 
 // errForeignVM: the VM's name is taken in its namespace folder by a VM of another object
@@ -114,7 +113,7 @@ func (r *reconciler) read(ctx context.Context, moref, instanceUUID string, withU
 	}
 	v := &vmState{ref: found.Reference(), host: vm.Runtime.Host, pool: vm.ResourcePool, powerState: vm.Runtime.PowerState}
 	if c := vm.Config; c != nil {
-		v.biosUUID, v.instanceUUID, v.version, v.guestID = c.Uuid, c.InstanceUuid, c.Version, c.GuestId
+		v.biosUUID, v.instanceUUID, v.guestID = c.Uuid, c.InstanceUuid, c.GuestId
 		v.created = c.CreateDate
 		for _, o := range c.ExtraConfig {
 			if ov := o.GetOptionValue(); ov.Key == vcenter.KeyUID {
@@ -125,11 +124,11 @@ func (r *reconciler) read(ctx context.Context, moref, instanceUUID string, withU
 	return v, nil
 }
 
-// report fills the placement fields of status from the VM (api-rules §3 sources).
+// report fills the placement fields of status from the VM (api-rules §3 sources); the
+// hardware version is power's, which upgrades it.
 func (r *reconciler) report(ctx context.Context, t *topology, v *vmState, st *model.VirtualMachineStatus) error {
 	st.UniqueID = v.ref.Value
 	st.BiosUUID, st.InstanceUUID = v.biosUUID, v.instanceUUID
-	st.HardwareVersion = hardwareVersion(v.version)
 	if v.created != nil {
 		at := metav1.NewTime(v.created.UTC().Truncate(time.Second))
 		st.Provider = &model.VirtualMachineProviderStatus{CreationTimestamp: &at}

@@ -112,6 +112,12 @@ type testVM struct {
 // instance UUID, the ExtraConfig keys naming the object) without storing the object yet.
 func (h *harness) createVM(name string) *testVM {
 	h.t.Helper()
+	return h.createVMWith(name, nil)
+}
+
+// createVMWith is createVM with the create spec changed by change.
+func (h *harness) createVMWith(name string, change func(*types.VirtualMachineConfigSpec)) *testVM {
+	h.t.Helper()
 	v := &testVM{ref: events.Ref{Plural: "virtualmachines", Namespace: namespace, Name: name}}
 	v.obj.APIVersion, v.obj.Kind = "vmoperator.vmware.com/v1alpha5", "VirtualMachine"
 	v.obj.Name, v.obj.Namespace = name, namespace
@@ -136,7 +142,7 @@ func (h *harness) createVM(name string) *testVM {
 		h.t.Fatal(err)
 	}
 	cpuReservation, memReservation := int64(200), int64(1024)
-	task, err := folders.VmFolder.CreateVM(h.ctx, types.VirtualMachineConfigSpec{
+	cs := types.VirtualMachineConfigSpec{
 		Name: name + "-" + string(v.obj.UID)[:8], GuestId: guestID, NumCPUs: 2, MemoryMB: 4096,
 		InstanceUuid:     v.obj.Spec.InstanceUUID,
 		Files:            &types.VirtualMachineFileInfo{VmPathName: "[" + zone.Datastore + "]"},
@@ -146,7 +152,11 @@ func (h *harness) createVM(name string) *testVM {
 			&types.OptionValue{Key: vcenter.KeyObject, Value: namespace + "/" + name},
 			&types.OptionValue{Key: vcenter.KeyUID, Value: string(v.obj.UID)},
 		},
-	}, pool, nil)
+	}
+	if change != nil {
+		change(&cs)
+	}
+	task, err := folders.VmFolder.CreateVM(h.ctx, cs, pool, nil)
 	if err != nil {
 		h.t.Fatal(err)
 	}

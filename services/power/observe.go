@@ -19,7 +19,8 @@ import (
 // errNoVM: neither placement's uniqueID nor the instance UUID leads to a VM.
 var errNoVM = errors.New("no vSphere VM")
 
-// vmProperties are what power reads of a VM: no device list, no ExtraConfig.
+// vmProperties are what power reads of a VM for its power and status; not the whole
+// ExtraConfig, which holds the bootstrap data.
 var vmProperties = []string{
 	"config.guestId", "config.guestFullName",
 	"config.hardware.numCPU", "config.hardware.memoryMB",
@@ -31,13 +32,14 @@ var vmProperties = []string{
 type observation struct {
 	vm       *object.VirtualMachine
 	power    model.PowerState
-	hardware *model.VirtualMachineHardwareStatus // CPU and memory only
+	hardware *model.VirtualMachineHardwareStatus // CPU, memory and vGPUs
 	guest    *model.VirtualMachineGuestStatus
 	modes    vmState // what the power modes and restarts read
 	// appliedClass is the VM's vcenter.KeyAppliedClass record, host the host it runs on:
 	// what the resize reads.
 	appliedClass string
 	host         *types.ManagedObjectReference
+	hw           vmHardware // observe_hardware.go
 }
 
 // uniqueID is the VM's moref, "" when there is no VM.
@@ -68,7 +70,7 @@ func observe(ctx context.Context, vc *govmomi.Client, vm *object.VirtualMachine)
 // modes and the resize need.
 func read(ctx context.Context, vc *govmomi.Client, moref, instanceUUID string) (observation, error) {
 	var o mo.VirtualMachine
-	vm, err := vcenter.ReadVM(ctx, vc, moref, instanceUUID, slices.Concat(vmProperties, modeProperties), &o)
+	vm, err := vcenter.ReadVM(ctx, vc, moref, instanceUUID, slices.Concat(vmProperties, modeProperties, hardwareProperties), &o)
 	if err != nil {
 		return observation{}, err
 	}
@@ -91,6 +93,7 @@ func read(ctx context.Context, vc *govmomi.Client, moref, instanceUUID string) (
 		if a := cfg.MemoryAllocation; a != nil && a.Reservation != nil && *a.Reservation > 0 {
 			obs.hardware.Memory.Reservation = mebibytes(*a.Reservation)
 		}
+		obs.hw = hardwareOf(cfg, obs.hardware)
 	}
 	return obs, nil
 }

@@ -75,7 +75,8 @@ func TestPowerOnWaitsForEveryInput(t *testing.T) {
 			CPU:    &model.VirtualMachineCPUAllocationStatus{Total: 2, Reservation: 200},
 			Memory: &model.VirtualMachineMemoryAllocationStatus{Total: quantity("4Gi"), Reservation: quantity("1Gi")},
 		},
-		Guest: &model.VirtualMachineGuestStatus{GuestID: guestID, GuestFullName: guestID}, // vcsim's full name is the ID
+		Guest:           &model.VirtualMachineGuestStatus{GuestID: guestID, GuestFullName: guestID}, // vcsim's full name is the ID
+		HardwareVersion: 13,                                                                         // vcsim's default for a new VM
 	}
 	got.Status.Conditions = nil
 	if diff := cmp.Diff(want, got.Status); diff != "" {

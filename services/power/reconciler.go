@@ -22,8 +22,10 @@ import (
 // powerStatus is power's slice of a VirtualMachine's .status (DESIGN §4, api-rules §3).
 type powerStatus struct {
 	PowerState model.PowerState                    `json:"powerState,omitempty"`
-	Hardware   *model.VirtualMachineHardwareStatus `json:"hardware,omitempty"` // cpu and memory
-	Guest      *model.VirtualMachineGuestStatus    `json:"guest,omitempty"`
+	Hardware   *model.VirtualMachineHardwareStatus `json:"hardware,omitempty"` // cpu, memory, vGPUs
+	// HardwareVersion is the VM's, which power upgrades (upgrade.go).
+	HardwareVersion int32                            `json:"hardwareVersion,omitempty"`
+	Guest           *model.VirtualMachineGuestStatus `json:"guest,omitempty"`
 	// LastRestartTime is the restart recorded in the VM (vcenter.KeyLastRestart).
 	LastRestartTime *metav1.Time       `json:"lastRestartTime,omitempty"`
 	Conditions      []metav1.Condition `json:"conditions,omitempty"`
@@ -123,7 +125,7 @@ func (r *reconciler) status(o reconcile.Object, prev previous, obs observation, 
 	conds := reconcile.NewConditionSet(prev.status.Conditions, o.Meta.Generation, time.Now())
 	c := st.condition()
 	conds.Set(c.Type, c.Status, c.Reason, c.Message)
-	s := powerStatus{PowerState: obs.power, Hardware: obs.hardware, Guest: obs.guest, Conditions: conds.List()}
+	s := powerStatus{PowerState: obs.power, Hardware: obs.hardware, HardwareVersion: obs.hw.version, Guest: obs.guest, Conditions: conds.List()}
 	if t := obs.modes.lastRestart; !t.IsZero() {
 		s.LastRestartTime = &metav1.Time{Time: t}
 	}

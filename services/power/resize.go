@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -33,8 +32,8 @@ type targetClass struct {
 	hw      vcenter.ClassHardware
 }
 
-// syncClass resizes the VM to the class spec.className names (CPU, memory, their
-// reservations and limits; api-rules §7.4) while it is powered off, which includes right
+// syncClass resizes the VM to the class spec.className names (its whole ConfigSpec as at
+// create, resize_merge.go; api-rules §7.4) while it is powered off, which includes right
 // before a power-on: a running VM waits for its next power-off. The class the VM has is
 // recorded in the VM with the configuration (vcenter.KeyAppliedClass), so a crash or a
 // redelivery neither repeats nor loses a resize; the last-resized-vm-class annotation
@@ -69,7 +68,7 @@ func (r *reconciler) syncClass(ctx context.Context, o reconcile.Object, vm *mode
 
 	// obs was read after the VM's unfinished tasks: a resize issued before a crash has
 	// been recorded in it (rec) and is not made again.
-	if err := r.resize(ctx, obs.vm, rec, target); err != nil {
+	if err := r.resize(ctx, obs, rec, target, vm.Spec); err != nil {
 		if !vcenter.IsFault(err) {
 			return obs, classSync{}, err
 		}
@@ -127,9 +126,10 @@ func (r *reconciler) targetClass(ctx context.Context, namespace, name string) (*
 	return &targetClass{applied: model.AppliedClass{Name: name, UID: string(cls.UID), Generation: cls.Generation}, hw: hw}, "", nil
 }
 
-// resize reconfigures the VM to target's CPU and memory and records target in the same
-// task, so the record says exactly what the VM has.
-func (r *reconciler) resize(ctx context.Context, vm *object.VirtualMachine, rec vmRecord, target *targetClass) error {
+// resize reconfigures the VM to target's class (resizeSpec) and records target in the
+// same task, so the record says exactly what the VM has.
+func (r *reconciler) resize(ctx context.Context, obs observation, rec vmRecord, target *targetClass, spec model.VirtualMachineSpec) error {
+	vm := obs.vm
 	var hostMHz int64
 	if target.hw.NeedsHostMHz() {
 		var err error
@@ -137,7 +137,7 @@ func (r *reconciler) resize(ctx context.Context, vm *object.VirtualMachine, rec 
 			return err
 		}
 	}
-	task, err := vm.Reconfigure(ctx, resizeSpec(target, hostMHz))
+	task, err := vm.Reconfigure(ctx, resizeSpec(target, hostMHz, obs.hw, spec))
 	if err == nil {
 		_, err = vcenter.WaitTask(ctx, task)
 	}
@@ -147,20 +147,13 @@ func (r *reconciler) resize(ctx context.Context, vm *object.VirtualMachine, rec 
 	return nil
 }
 
-// resizeSpec is the reconfiguration to target: its CPU and memory, and reservations and
-// limits replacing what the previous class gave (those target leaves unset go back to
-// none: reservation 0, no limit), with the record of target.
-func resizeSpec(target *targetClass, hostMHz int64) types.VirtualMachineConfigSpec {
-	cs := target.hw.ConfigSpec(hostMHz)
-	cs.CpuAllocation, cs.MemoryAllocation = completeAllocation(cs.CpuAllocation), completeAllocation(cs.MemoryAllocation)
-	cs.ExtraConfig = []types.BaseOptionValue{vcenter.AppliedClassOption(target.applied)}
-	return cs
-}
-
 func completeAllocation(a *types.ResourceAllocationInfo) *types.ResourceAllocationInfo {
 	var out types.ResourceAllocationInfo
 	if a != nil {
 		out = *a
+	}
+	if out.Shares == nil {
+		out.Shares = &types.SharesInfo{Level: types.SharesLevelNormal}
 	}
 	if out.Reservation == nil {
 		out.Reservation = types.NewInt64(0)

@@ -16,31 +16,51 @@ import (
 type reconfiguration struct {
 	class *classSync // nil while there is no VM to compare with its class
 	guest *metav1.Condition
+	holds []string // what else must be applied before a power-on: hardware upgrade, boot options
 }
 
-// reconfigure resizes the VM to its class and sets its guest ID, each only while the VM
-// is powered off; the reconcile calls it before it powers the VM on, so a VM going from
-// off to on gets both first.
+// reconfigure upgrades the VM's hardware, resizes it to its class, sets its guest ID and
+// boot options, each only while the VM is powered off; the reconcile calls it before it
+// powers the VM on, so a VM going from off to on gets them first.
 func (r *reconciler) reconfigure(ctx context.Context, o reconcile.Object, vm *model.VirtualMachine, obs observation, prev []metav1.Condition) (observation, reconfiguration, error) {
 	var rc reconfiguration
 	if obs.vm == nil {
 		return obs, rc, nil
 	}
+	obs, hold, err := r.syncHardwareVersion(ctx, vm, obs) // upgrade.go
+	if err != nil {
+		return obs, rc, err
+	}
+	rc.addHold(hold)
 	obs, cs, err := r.syncClass(ctx, o, vm, obs)
 	if err != nil {
 		return obs, rc, err
 	}
 	rc.class = &cs
-	obs, rc.guest, err = r.syncGuestID(ctx, vm.Spec.GuestID, obs, prev)
+	if obs, rc.guest, err = r.syncGuestID(ctx, vm.Spec.GuestID, obs, prev); err != nil {
+		return obs, rc, err
+	}
+	obs, hold, err = r.syncBootOptions(ctx, o, vm, obs) // bootoptions.go
+	rc.addHold(hold)
 	return obs, rc, err
+}
+
+func (rc *reconfiguration) addHold(hold string) {
+	if hold != "" {
+		rc.holds = append(rc.holds, hold)
+	}
 }
 
 // hold adds a resize that must precede the power-on to what keeps the VM off.
 func (rc reconfiguration) hold(g *gate, st *syncState) {
-	if rc.class == nil || rc.class.hold == "" {
+	holds := rc.holds
+	if rc.class != nil && rc.class.hold != "" {
+		holds = append([]string{rc.class.hold}, holds...)
+	}
+	if len(holds) == 0 {
 		return
 	}
-	g.waits = append(slices.Clip(g.waits), rc.class.hold)
+	g.waits = append(slices.Clip(g.waits), holds...)
 	if st.desired == model.PowerStateOn {
 		st.waits = g.waits
 	}
