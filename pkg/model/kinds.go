@@ -122,7 +122,11 @@ var kinds = []Kind{
 		Group: GroupVMOperator, Version: VersionVMOperator, Kind: "VirtualMachineGroup", ListKind: "VirtualMachineGroupList",
 		Plural: "virtualmachinegroups", Singular: "virtualmachinegroup", ShortNames: []string{"vmg"},
 		Namespaced: true, HasStatus: true,
-		Columns: []Column{ageColumn},
+		Columns: []Column{
+			{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].status`, Description: "Status of the Ready condition: every member linked, in the group's power state and placed."},
+			{Name: "Placement", Type: "string", JSONPath: `.status.conditions[?(@.type=="PlacementReady")].message`, Description: "Where the members were placed (zone and host of each), or why some are not."},
+			ageColumn,
+		},
 	},
 	{
 		Group: GroupVMOperator, Version: VersionVMOperator, Kind: "VirtualMachineClass", ListKind: "VirtualMachineClassList",

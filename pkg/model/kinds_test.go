@@ -98,7 +98,7 @@ func TestKindRegistry(t *testing.T) {
 		{
 			group: GroupVMOperator, plural: "virtualmachinegroups", wantAPIVersion: "vmoperator.vmware.com/v1alpha5",
 			wantShortNames: []string{"vmg"}, wantNamespaced: true, wantStatus: true,
-			wantColumnNames: []string{"Age"},
+			wantColumnNames: []string{"Ready", "Placement", "Age"},
 		},
 		{
 			group: GroupVMOperator, plural: "clustervirtualmachineimages", wantAPIVersion: "vmoperator.vmware.com/v1alpha5",

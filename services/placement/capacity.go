@@ -51,12 +51,7 @@ type datastoreCapacity struct {
 // ties (vcsim reports no usage at all, notes P2) go to the host running fewer VMs, then by
 // name, so equal hosts fill evenly and the choice is deterministic.
 func chooseHost(hosts []hostCapacity) (hostCapacity, bool) {
-	var usable []hostCapacity
-	for _, h := range hosts {
-		if h.usable && h.free() > 0 {
-			usable = append(usable, h)
-		}
-	}
+	usable := roomy(hosts)
 	if len(usable) == 0 {
 		return hostCapacity{}, false
 	}
@@ -69,6 +64,17 @@ func chooseHost(hosts []hostCapacity) (hostCapacity, bool) {
 		}
 		return strings.Compare(a.name, b.name)
 	}), true
+}
+
+// roomy are the usable hosts with free CPU and memory.
+func roomy(hosts []hostCapacity) []hostCapacity {
+	var out []hostCapacity
+	for _, h := range hosts {
+		if h.usable && h.free() > 0 {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // chooseDatastore picks the usable datastore with the most free bytes, ties by name.
@@ -90,20 +96,22 @@ func chooseDatastore(dss []datastoreCapacity) (datastoreCapacity, bool) {
 	}), true
 }
 
-// choice is where a VM goes: implied placement inside one zone's cluster (its root
-// resource pool), on a host and on a datastore of that host compatible with the VM's storage
-// policy, each chosen by free capacity.
+// choice is where a VM goes: one zone's cluster (its root resource pool), a host and a
+// datastore of that host compatible with the VM's storage policy; how says who decided.
 type choice struct {
 	zone      zone
 	host      hostCapacity
 	datastore datastoreCapacity
 	policy    storagePolicy
+	how       string
 }
 
 // place reads the capacity of the hosts of the given zones and of their datastores, asks
-// PBM which datastores suit the policy, and chooses; errNoCapacity or errNoCompatibleDatastore
-// when nothing qualifies.
-func (r *reconciler) place(ctx context.Context, t *topology, zoneNames []string, policy storagePolicy, need instanceNeed) (choice, error) {
+// PBM which datastores suit the policy, narrows the hosts to those with the instance storage
+// the VM needs and by the filters (affinity, ...) and
+// lets vCenter decide among those left (decide); errNoCapacity or errNoCompatibleDatastore
+// when nothing qualifies, a filter's error when it leaves nothing.
+func (r *reconciler) place(ctx context.Context, t *topology, zoneNames []string, policy storagePolicy, need instanceNeed, filters ...hostFilter) (choice, error) {
 	var hosts []hostCapacity
 	var datastores []datastoreCapacity
 	err := traced(ctx, spanCapacity, func(ctx context.Context) error {
@@ -148,12 +156,17 @@ func (r *reconciler) place(ctx context.Context, t *topology, zoneNames []string,
 		return choice{}, fmt.Errorf("%w: no host of zone(s) %s mounts an accessible datastore with free space compatible with %s",
 			errNoCapacity, strings.Join(zoneNames, ", "), policy)
 	}
-	host, ok := chooseHost(withStorage)
-	if !ok {
+	usable := roomy(withStorage)
+	if len(usable) == 0 {
 		return choice{}, fmt.Errorf("%w: none of the %d hosts of zone(s) %s with a datastore for %s is connected, out of maintenance and has free CPU and memory",
 			errNoCapacity, len(withStorage), strings.Join(zoneNames, ", "), policy)
 	}
-	return choice{zone: t.zones[host.zone], host: host, datastore: storageOf[host.ref.Value], policy: policy}, nil
+	for _, f := range filters {
+		if usable, err = f(usable); err != nil {
+			return choice{}, err
+		}
+	}
+	return r.decide(ctx, t, usable, storageOf, policy)
 }
 
 func (r *reconciler) readCapacity(ctx context.Context, t *topology, zoneNames []string) ([]hostCapacity, []datastoreCapacity, error) {

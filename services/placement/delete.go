@@ -68,6 +68,9 @@ func (r *reconciler) remove(ctx context.Context, id vmIdentity, vm *model.Virtua
 	if err := r.keepVolumes(ctx, id, v); err != nil {
 		return reconcile.Result{}, fmt.Errorf("take the volumes off VM %s of %s/%s: %w", v.ref.Value, id.namespace, id.name, err)
 	}
+	if err := r.leaveZoneRules(ctx, t, v, prev.Zone); err != nil {
+		return reconcile.Result{}, fmt.Errorf("take VM %s of %s/%s out of its cluster rules: %w", v.ref.Value, id.namespace, id.name, err)
+	}
 	if err := r.destroy(ctx, id, v); err != nil {
 		return reconcile.Result{}, fmt.Errorf("destroy VM %s of %s/%s: %w", v.ref.Value, id.namespace, id.name, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"os"
 	"testing"
 	"time"
@@ -185,6 +186,7 @@ type testVM struct {
 	uid, bios, instance string
 	className, image    string
 	labels, annotations map[string]any
+	spec                map[string]any // more spec fields (groupName, affinity)
 }
 
 // vmObject is the VM as the gateway stores it after admission: the seed document's
@@ -202,14 +204,16 @@ func (v testVM) object(generation int64, deleting bool) map[string]any {
 		meta["deletionTimestamp"] = time.Now().UTC().Format(time.RFC3339)
 		meta["finalizers"] = []any{model.FinalizerVirtualMachine}
 	}
+	spec := map[string]any{
+		"className": v.className, "imageName": v.image,
+		"image":        map[string]any{"kind": "VirtualMachineImage", "name": v.image},
+		"storageClass": "my-storage-class", "powerState": "PoweredOn",
+		"biosUUID": v.bios, "instanceUUID": v.instance,
+	}
+	maps.Copy(spec, v.spec)
 	return map[string]any{
 		"apiVersion": model.GroupVMOperator + "/" + model.VersionVMOperator, "kind": "VirtualMachine", "metadata": meta,
-		"spec": map[string]any{
-			"className": v.className, "imageName": v.image,
-			"image":        map[string]any{"kind": "VirtualMachineImage", "name": v.image},
-			"storageClass": "my-storage-class", "powerState": "PoweredOn",
-			"biosUUID": v.bios, "instanceUUID": v.instance,
-		},
+		"spec": spec,
 	}
 }
 

@@ -19,13 +19,15 @@ import (
 // reconciler is the service's state: one vCenter session and what it caches of the
 // inventory.
 type reconciler struct {
-	js      jetstream.JetStream
-	vc      *session
-	topo    topologyCache
-	folders folderCache
-	tags    tagCache
-	now     func() time.Time
-	grace   time.Duration // createGrace
+	js       jetstream.JetStream
+	vc       *session
+	topo     topologyCache
+	folders  folderCache
+	tags     tagCache
+	placing  keyedLocks // by namespace
+	clusters keyedLocks // by cluster moref
+	now      func() time.Time
+	grace    time.Duration // createGrace
 }
 
 func newReconciler(js jetstream.JetStream, vc *session) *reconciler {
@@ -105,6 +107,9 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 			}
 		}
 		res, err := r.created(ctx, t, vm, found, policy, st, conds, done)
+		if err == nil && !rulesKept(prev, st.UniqueID) {
+			err = r.keepRules(ctx, t, id, vm, st)
+		}
 		if err == nil && vm.Labels[model.LabelZone] == "" && st.Zone != "" {
 			// The label is set before the create; a record that lost it gets it back.
 			err = r.setZoneLabel(ctx, o, st.Zone)
@@ -141,16 +146,16 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		}
 		candidates = []string{zoneName}
 	}
+	unlock := r.placing.lock(id.namespace)
+	defer unlock()
+	peers, err := r.peers(ctx, id.namespace, id.name, affinity{self: o.Meta.Labels, spec: vm.Spec.Affinity}.relevant)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	need := instanceNeedOf(cls, vm)
-	ch, err := r.place(ctx, t, candidates, *policy, need)
-	switch {
-	case errors.Is(err, errNoCompatibleDatastore):
-		// The storage service repeats this in VirtualMachineStorageReady.
-		conds.fail(model.ConditionPlacementReady, model.ReasonDatastoreNotFound, err.Error())
-		conds.fail(model.ConditionCreated, model.ReasonNotReady, "waiting for placement")
-		return done()
-	case errors.Is(err, errNoCapacity):
-		conds.fail(model.ConditionPlacementReady, model.ReasonNotReady, err.Error())
+	ch, err := r.placeVM(ctx, t, id, o.Spec.Seq, o.Meta.Labels, vm, candidates, *policy, need, peers)
+	if reason, ok := placementFailure(err); ok {
+		conds.fail(model.ConditionPlacementReady, reason, err.Error())
 		conds.fail(model.ConditionCreated, model.ReasonNotReady, "waiting for placement")
 		return done()
 	}
@@ -169,6 +174,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		}
 		conds.ok(model.ConditionPlacementReady)
 		conds.fail(model.ConditionCreated, model.ReasonNotReady, "instance storage recorded on host "+ch.host.name)
+		st.Zone, st.NodeName = ch.zone.name, ch.host.name // where the namespace's next decisions count it
 		return done()
 	}
 	if zoneName == "" {
@@ -176,15 +182,19 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 			return reconcile.Result{}, err
 		}
 	}
-	conds.ok(model.ConditionPlacementReady)
+	conds.put(model.ConditionPlacementReady, metav1.ConditionTrue, model.ReasonTrue,
+		fmt.Sprintf("zone %s, host %s (%s)", ch.zone.name, ch.host.name, ch.how))
 
-	// Record the create before issuing it: a restarted placement then waits for it.
+	// Record the decision and the create before issuing it: a restarted placement then
+	// waits for it, and the namespace's next decisions count the VM where it goes.
+	st.Zone, st.NodeName = ch.zone.name, ch.host.name
 	conds.restart(model.ConditionCreated, "False", model.ReasonCreating,
 		fmt.Sprintf("creating from %s %s (%s)%s in zone %s on host %s, datastore %s, with %s",
 			img.kind, img.name, img.displayName, cloneMode(img, model.LinkedClone(vm)), ch.zone.name, ch.host.name, ch.datastore.name, ch.policy))
 	if err := r.publish(ctx, o, st, conds); err != nil {
 		return reconcile.Result{}, err
 	}
+	unlock()
 	ref, err := r.create(ctx, t, id, vm.Spec, cls, img, ch, cloneHowOf(vm))
 	if err != nil {
 		conds.fail(model.ConditionCreated, model.ReasonError, err.Error())
@@ -197,7 +207,11 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 	if v == nil {
 		return reconcile.Result{}, fmt.Errorf("VM %s of %s/%s vanished right after its create", ref.Value, id.namespace, id.name)
 	}
-	return r.created(ctx, t, vm, v, policy, st, conds, done)
+	res, err := r.created(ctx, t, vm, v, policy, st, conds, done)
+	if err != nil {
+		return res, err
+	}
+	return res, r.keepRules(ctx, t, id, vm, st)
 }
 
 // created reports an existing VM, and where it is: zone, host and the storage policy its

@@ -13,16 +13,19 @@ const tracerName = "github.com/vmop/vmop/services/placement"
 
 // Span names of the vCenter calls, one per kind of call.
 const (
-	spanFindByName  = "vcenter FindChild"
-	spanTopology    = "vcenter DiscoverZones"
-	spanCapacity    = "vcenter RetrieveCapacity"
-	spanFolder      = "vcenter EnsureFolder"
-	spanDeploy      = "vcenter DeployLibraryItem"
-	spanCreateVM    = "vcenter CreateVM"
-	spanReconfigure = "vcenter ReconfigVM"
-	spanObserve     = "vcenter RetrieveVM"
-	spanPowerOff    = "vcenter PowerOffVM"
-	spanDestroy     = "vcenter DestroyVM"
+	spanFindByName    = "vcenter FindChild"
+	spanTopology      = "vcenter DiscoverZones"
+	spanCapacity      = "vcenter RetrieveCapacity"
+	spanFolder        = "vcenter EnsureFolder"
+	spanDeploy        = "vcenter DeployLibraryItem"
+	spanCreateVM      = "vcenter CreateVM"
+	spanReconfigure   = "vcenter ReconfigVM"
+	spanObserve       = "vcenter RetrieveVM"
+	spanPowerOff      = "vcenter PowerOffVM"
+	spanDestroy       = "vcenter DestroyVM"
+	spanPlaceXCluster = "vcenter PlaceVmsXCluster"
+	spanPlaceVM       = "vcenter PlaceVm"
+	spanClusterRules  = "vcenter ReconfigureComputeResource"
 )
 
 // traced runs one vCenter call inside a CLIENT span that is a child of ctx's span (the

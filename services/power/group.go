@@ -102,6 +102,9 @@ func (r *groupReconciler) reconcile(ctx context.Context, o reconcile.Object) (re
 		st.LastUpdatedPowerStateTime = s.stamp // every member has it: done
 	}
 	conds.Set(readyCondition(st.Members))
+	if typ, status, reason, msg, ok := placementCondition(st.Members); ok {
+		conds.Set(typ, status, reason, msg)
+	}
 	st.Conditions = conds.List()
 	return reconcile.Result{Status: st}, nil
 }
@@ -188,6 +191,11 @@ func (r *groupReconciler) member(ctx context.Context, g *model.VirtualMachineGro
 		return ms, false, nil
 	}
 	conds.Set(model.ConditionGroupLinked, metav1.ConditionTrue, model.ReasonTrue, "")
+	if m.key.Kind == model.GroupMemberKindVirtualMachine {
+		if err := r.vmPlacement(ctx, m, &ms, conds); err != nil {
+			return ms, true, err
+		}
+	}
 	if g.Spec.PowerState == "" {
 		return ms, true, nil
 	}

@@ -19,7 +19,8 @@ const groupWorkers = 4
 // runGroups reconciles VirtualMachineGroups until ctx ends: a loop of its own beside the
 // VMs' one, publishing power's slice of each group. A change of any VM or group spec in
 // the namespace (a member joining, leaving, being created) reconciles its groups, and so
-// does a new power slice of a member (its observed power state, a nested group's Ready).
+// does a new power or placement slice of a member (its observed power state, a nested
+// group's Ready, where it is placed).
 func runGroups(ctx context.Context, js jetstream.JetStream, log *slog.Logger) error {
 	if err := events.Setup(ctx, js); err != nil {
 		return fmt.Errorf("set up streams: %w", err)
@@ -60,12 +61,13 @@ type groupRequester interface {
 }
 
 // watchMembers requests a reconcile of a member's group for every slice power publishes
-// about a VM or group that names a group.
+// about a VM or group that names a group, and every slice placement publishes about a VM.
 func watchMembers(ctx context.Context, js jetstream.JetStream, req groupRequester) error {
 	return events.Consume(ctx, js, events.ConsumerConfig{
 		Stream: events.StreamStatus, Durable: membersDurable,
-		FilterSubjects: []string{events.ServiceStatusFilter(plural, model.ServicePower), events.ServiceStatusFilter(groupPlural, model.ServicePower)},
-		Workers:        groupWorkers,
+		FilterSubjects: []string{events.ServiceStatusFilter(plural, model.ServicePower), events.ServiceStatusFilter(groupPlural, model.ServicePower),
+			events.ServiceStatusFilter(plural, model.ServicePlacement)}, // a member's placement (group_placement.go)
+		Workers: groupWorkers,
 	}, nil, func(ctx context.Context, msg jetstream.Msg) error {
 		ref, _, err := events.ParseStatusSubject(msg.Subject())
 		if err != nil {

@@ -1,0 +1,307 @@
+package placement
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+	"go.opentelemetry.io/otel/attribute"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+// Cluster rules keep affinity at run time, where DRS moves VMs inside a zone's cluster:
+//   - host anti-affinity becomes a ClusterAntiAffinityRuleSpec over the VMs of the term in
+//     the cluster (DRS keeps them on different hosts; it needs two VMs to exist);
+//   - zone affinity becomes a ClusterVmGroup of those VMs bound by a ClusterVmHostRuleInfo
+//     to a ClusterHostGroup of the zone's hosts (DRS keeps them in the zone).
+//
+// Zone anti-affinity needs no rule: its VMs are in different clusters, and DRS moves VMs
+// only inside one. Required terms make mandatory rules, preferred ones advisory rules.
+// The rules are named after the namespace and the term, so every VM declaring the same
+// term shares one; a VM leaves its rules before it is destroyed, and a rule goes with the
+// last VM it needs.
+
+// rulePrefix starts the name of every cluster rule and group vmop makes.
+const rulePrefix = "vmop-"
+
+// clusterRule is the rule one term asks for in one cluster.
+type clusterRule struct {
+	name      string
+	anti      bool // host anti-affinity; else zone affinity
+	mandatory bool
+}
+
+// hostGroup and vmGroup name the groups of a zone affinity rule.
+func (c clusterRule) vmGroup() string   { return c.name + "-vms" }
+func (c clusterRule) hostGroup() string { return c.name + "-hosts" }
+
+// ruleOf is the cluster rule of a term of a VM in namespace, false for a term that needs
+// none (zone anti-affinity).
+func ruleOf(namespace string, t term) (clusterRule, bool) {
+	anti := t.anti && t.byHost()
+	if t.anti && !anti {
+		return clusterRule{}, false
+	}
+	key := fmt.Sprintf("%s|%t|%t|%s|%s", namespace, t.anti, t.required, t.TopologyKey, metav1.FormatLabelSelector(t.LabelSelector))
+	sum := sha256.Sum256([]byte(key))
+	return clusterRule{name: rulePrefix + namespace + "-" + hex.EncodeToString(sum[:5]), anti: anti, mandatory: t.required}, true
+}
+
+// ensureRules puts the created VM (moref vm, in zone z) into the cluster rules of its
+// terms, with the VMs each term selects that run in that zone (inZone, by name); it changes
+// nothing already right, so a repeated reconcile reconfigures nothing.
+func (r *reconciler) ensureRules(ctx context.Context, namespace string, self map[string]string, spec *model.AffinitySpec,
+	z zone, vm types.ManagedObjectReference, peers []peer, inZone map[string]types.ManagedObjectReference) error {
+	want := map[clusterRule][]types.ManagedObjectReference{}
+	a := affinity{self: self, spec: spec, peers: peers}
+	for _, t := range terms(spec) {
+		rule, ok := ruleOf(namespace, t)
+		if !ok {
+			continue
+		}
+		members := []types.ManagedObjectReference{vm}
+		sel, _ := a.selected(t)
+		for _, p := range sel {
+			if ref, ok := inZone[p.name]; ok {
+				members = append(members, ref)
+			}
+		}
+		want[rule] = append(want[rule], members...)
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	unlock := r.clusters.lock(z.cluster.Value)
+	defer unlock()
+	cfg, err := r.clusterConfig(ctx, z)
+	if err != nil {
+		return err
+	}
+	var spec2 types.ClusterConfigSpecEx
+	for rule, members := range want {
+		addRule(&spec2, cfg, z, rule, members)
+	}
+	return r.reconfigureCluster(ctx, z, spec2)
+}
+
+// leaveRules takes the VM out of every vmop rule and VM group of its zone's cluster,
+// removing those that no longer have the VMs they need.
+func (r *reconciler) leaveRules(ctx context.Context, z zone, vm types.ManagedObjectReference) error {
+	unlock := r.clusters.lock(z.cluster.Value)
+	defer unlock()
+	cfg, err := r.clusterConfig(ctx, z)
+	if err != nil {
+		return err
+	}
+	var spec types.ClusterConfigSpecEx
+	for _, base := range cfg.Rule {
+		info, ok := base.(*types.ClusterAntiAffinityRuleSpec)
+		if !ok || !strings.HasPrefix(info.Name, rulePrefix) || !slices.Contains(info.Vm, vm) {
+			continue
+		}
+		left := slices.DeleteFunc(slices.Clone(info.Vm), func(m types.ManagedObjectReference) bool { return m == vm })
+		if len(left) < 2 {
+			spec.RulesSpec = append(spec.RulesSpec, removeRule(info.Key))
+			continue
+		}
+		edited := *info
+		edited.Vm = left
+		spec.RulesSpec = append(spec.RulesSpec, types.ClusterRuleSpec{
+			ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: types.ArrayUpdateOperationEdit}, Info: &edited})
+	}
+	for _, base := range cfg.Group {
+		g, ok := base.(*types.ClusterVmGroup)
+		if !ok || !strings.HasPrefix(g.Name, rulePrefix) || !slices.Contains(g.Vm, vm) {
+			continue
+		}
+		left := slices.DeleteFunc(slices.Clone(g.Vm), func(m types.ManagedObjectReference) bool { return m == vm })
+		if len(left) > 0 {
+			edited := *g
+			edited.Vm = left
+			spec.GroupSpec = append(spec.GroupSpec, types.ClusterGroupSpec{
+				ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: types.ArrayUpdateOperationEdit}, Info: &edited})
+			continue
+		}
+		// The last VM: the VM-host rule and both groups go.
+		name := strings.TrimSuffix(g.Name, "-vms")
+		for _, rb := range cfg.Rule {
+			if ri := rb.GetClusterRuleInfo(); ri.Name == name {
+				spec.RulesSpec = append(spec.RulesSpec, removeRule(ri.Key))
+			}
+		}
+		spec.GroupSpec = append(spec.GroupSpec, removeGroup(g.Name), removeGroup(name+"-hosts"))
+	}
+	return r.reconfigureCluster(ctx, z, spec)
+}
+
+// addRule adds to spec what makes rule hold over members in the cluster whose
+// configuration is cfg: members already in it stay (they leave on their own delete).
+func addRule(spec *types.ClusterConfigSpecEx, cfg *types.ClusterConfigInfoEx, z zone, rule clusterRule, members []types.ManagedObjectReference) {
+	existing := findRule(cfg, rule.name)
+	if rule.anti {
+		var info types.ClusterAntiAffinityRuleSpec
+		op := types.ArrayUpdateOperationAdd
+		if e, ok := existing.(*types.ClusterAntiAffinityRuleSpec); ok {
+			info, op = *e, types.ArrayUpdateOperationEdit
+		}
+		vms, changed := union(info.Vm, members)
+		if !changed || len(vms) < 2 {
+			return // DRS needs two VMs to keep apart
+		}
+		info.Name, info.Enabled, info.Mandatory, info.Vm = rule.name, types.NewBool(true), types.NewBool(rule.mandatory), vms
+		spec.RulesSpec = append(spec.RulesSpec, types.ClusterRuleSpec{ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: op}, Info: &info})
+		return
+	}
+	var group types.ClusterVmGroup
+	op := types.ArrayUpdateOperationAdd
+	for _, g := range cfg.Group {
+		if e, ok := g.(*types.ClusterVmGroup); ok && e.Name == rule.vmGroup() {
+			group, op = *e, types.ArrayUpdateOperationEdit
+		}
+	}
+	vms, changed := union(group.Vm, members)
+	if changed {
+		group.Name, group.Vm = rule.vmGroup(), vms
+		spec.GroupSpec = append(spec.GroupSpec, types.ClusterGroupSpec{ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: op}, Info: &group})
+	}
+	if existing != nil {
+		return
+	}
+	if !slices.ContainsFunc(cfg.Group, func(g types.BaseClusterGroupInfo) bool { return g.GetClusterGroupInfo().Name == rule.hostGroup() }) {
+		spec.GroupSpec = append(spec.GroupSpec, types.ClusterGroupSpec{ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: types.ArrayUpdateOperationAdd},
+			Info: &types.ClusterHostGroup{ClusterGroupInfo: types.ClusterGroupInfo{Name: rule.hostGroup()}, Host: z.hosts}})
+	}
+	spec.RulesSpec = append(spec.RulesSpec, types.ClusterRuleSpec{ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: types.ArrayUpdateOperationAdd},
+		Info: &types.ClusterVmHostRuleInfo{
+			ClusterRuleInfo: types.ClusterRuleInfo{Name: rule.name, Enabled: types.NewBool(true), Mandatory: types.NewBool(rule.mandatory)},
+			VmGroupName:     rule.vmGroup(), AffineHostGroupName: rule.hostGroup()}})
+}
+
+func findRule(cfg *types.ClusterConfigInfoEx, name string) types.BaseClusterRuleInfo {
+	for _, r := range cfg.Rule {
+		if r.GetClusterRuleInfo().Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// union is have with the members it lacks, and whether it lacked any.
+func union(have, members []types.ManagedObjectReference) ([]types.ManagedObjectReference, bool) {
+	out := slices.Clone(have)
+	for _, m := range members {
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out, len(out) > len(have)
+}
+
+func removeRule(key int32) types.ClusterRuleSpec {
+	return types.ClusterRuleSpec{ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: types.ArrayUpdateOperationRemove, RemoveKey: key}}
+}
+
+func removeGroup(name string) types.ClusterGroupSpec {
+	return types.ClusterGroupSpec{ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: types.ArrayUpdateOperationRemove, RemoveKey: name}}
+}
+
+// clusterConfig reads the zone's cluster's rules and groups.
+func (r *reconciler) clusterConfig(ctx context.Context, z zone) (*types.ClusterConfigInfoEx, error) {
+	var cc mo.ClusterComputeResource
+	if err := property.DefaultCollector(r.vc.c.Client).RetrieveOne(ctx, z.cluster, []string{"configurationEx"}, &cc); err != nil {
+		return nil, fmt.Errorf("rules of the cluster of zone %s: %w", z.name, err)
+	}
+	cfg, ok := cc.ConfigurationEx.(*types.ClusterConfigInfoEx)
+	if !ok {
+		return nil, fmt.Errorf("cluster of zone %s has no ClusterConfigInfoEx", z.name)
+	}
+	return cfg, nil
+}
+
+// reconfigureCluster applies spec, when it changes anything, and waits for it.
+func (r *reconciler) reconfigureCluster(ctx context.Context, z zone, spec types.ClusterConfigSpecEx) error {
+	if len(spec.RulesSpec) == 0 && len(spec.GroupSpec) == 0 {
+		return nil
+	}
+	err := traced(ctx, spanClusterRules, func(ctx context.Context) error {
+		task, err := object.NewClusterComputeResource(r.vc.c.Client, z.cluster).Reconfigure(ctx, &spec, true)
+		if err != nil {
+			return err
+		}
+		_, err = vcenter.WaitTask(ctx, task)
+		return err
+	}, attribute.String("vcenter.cluster", z.cluster.Value))
+	if err != nil {
+		return fmt.Errorf("cluster rules of zone %s: %w", z.name, err)
+	}
+	return nil
+}
+
+// keepRules puts a created VM with affinity terms into their cluster rules, with the
+// VMs they select found in vCenter (by the moref placement reported, else by instance
+// UUID: a VM created at the same time may not have reported yet, and whichever of two
+// such VMs keeps its rules last finds the other). The slice reporting the VM created is
+// published only after, so a VM reported created has its rules (rulesKept).
+func (r *reconciler) keepRules(ctx context.Context, t *topology, id vmIdentity, vm *model.VirtualMachine, st *model.VirtualMachineStatus) error {
+	z, ok := t.zones[st.Zone]
+	if vm.Spec.Affinity == nil || !ok || st.UniqueID == "" {
+		return nil
+	}
+	a := affinity{self: vm.Labels, spec: vm.Spec.Affinity}
+	peers, err := r.peers(ctx, id.namespace, id.name, a.relevant)
+	if err != nil {
+		return err
+	}
+	a.peers = peers
+	inZone := map[string]types.ManagedObjectReference{}
+	for _, p := range peers {
+		if !p.placed() || p.zone != z.name || !a.selects(p) {
+			continue
+		}
+		v, err := r.read(ctx, p.moref, p.uuid, false)
+		if err != nil {
+			return fmt.Errorf("find VM %s for the cluster rules of %s/%s: %w", p.name, id.namespace, id.name, err)
+		}
+		if v != nil && v.pool != nil && t.poolZone[*v.pool] == z.name {
+			inZone[p.name] = v.ref
+		}
+	}
+	return r.ensureRules(ctx, id.namespace, vm.Labels, vm.Spec.Affinity, z,
+		types.ManagedObjectReference{Type: "VirtualMachine", Value: st.UniqueID}, peers, inZone)
+}
+
+// rulesKept reports whether prev already reported the VM created (after keepRules).
+func rulesKept(prev model.VirtualMachineStatus, moref string) bool {
+	for _, c := range prev.Conditions {
+		if c.Type == model.ConditionCreated {
+			return c.Status == metav1.ConditionTrue && prev.UniqueID == moref
+		}
+	}
+	return false
+}
+
+// leaveZoneRules takes a VM about to be destroyed out of the rules of its zone's cluster
+// (the zone of its pool, else the one last reported).
+func (r *reconciler) leaveZoneRules(ctx context.Context, t *topology, v *vmState, reported string) error {
+	name := reported
+	if v.pool != nil {
+		if z, ok := t.poolZone[*v.pool]; ok {
+			name = z
+		}
+	}
+	z, ok := t.zones[name]
+	if !ok {
+		return nil
+	}
+	return r.leaveRules(ctx, z, v.ref)
+}
