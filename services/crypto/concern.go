@@ -1,0 +1,34 @@
+package crypto
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/reconcile"
+)
+
+// concern is what crypto does not read of a VM (reconcile.OnlyConcerned): the storage
+// controllers, the schema upgrade's stamps, the generations of placement's and power's
+// slices, and the volumes while its last report shows nothing encrypted: a disk of an
+// encrypted VM counts in status.crypto.
+func concern(o reconcile.Object) reconcile.Ignored {
+	ign := reconcile.Ignored{Spec: slices.Concat(reconcile.VMUpgradeStamps, reconcile.VMControllers), InputGenerations: true}
+	if !reportsEncryption(o.Slices[model.ServiceCrypto].Status) {
+		ign.Spec = append(ign.Spec, reconcile.VMVolumes)
+	}
+	return ign
+}
+
+// reportsEncryption tells whether crypto's slice status reports anything encrypted; an
+// unreadable one does, to be safe.
+func reportsEncryption(status json.RawMessage) bool {
+	if len(status) == 0 {
+		return false
+	}
+	var st model.VirtualMachineStatus
+	if json.Unmarshal(status, &st) != nil {
+		return true
+	}
+	return st.Crypto != nil && len(st.Crypto.Encrypted) > 0
+}
