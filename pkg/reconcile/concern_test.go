@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -116,6 +117,9 @@ func TestOnlyConcernedSkipsWhatTheServiceDoesNotRead(t *testing.T) {
 	if msg, gen := sliceMessage(t, second); calls.Load() != 1 || gen != 2 || msg != "cpu 1, storage ready false" {
 		t.Errorf("after a volume change: %d calls, condition %q about generation %d; want 1 call, the same condition about 2",
 			calls.Load(), msg, gen)
+	}
+	if want := strings.Replace(string(first.Status), `"observedGeneration":1`, `"observedGeneration":2`, 1); string(second.Status) != want {
+		t.Errorf("status after an ignored change:\n%s\nwant the previous one, byte for byte, about generation 2:\n%s", second.Status, want)
 	}
 	if second.Digest != first.Digest {
 		t.Errorf("digest %q after an ignored change, want %q", second.Digest, first.Digest)
