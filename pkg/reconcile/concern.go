@@ -30,6 +30,9 @@ type Ignored struct {
 	// InputGenerations: the inputs' generations (and their conditions'
 	// observedGeneration) do not matter, only what they say.
 	InputGenerations bool
+	// Unsettled: the service's last report asks for another attempt (e.g. vCenter refused
+	// its change): every new generation concerns it, as a user's touch retries it.
+	Unsettled bool
 }
 
 // Path is a JSON path by object keys, e.g. {"metadata", "annotations", "example.com/key"}.
@@ -59,12 +62,13 @@ var unconcerned = prometheus.NewCounterVec(prometheus.CounterOpts{
 // taken under the object's lock.
 func OnlyConcerned(service string, c Concern, f Func) Func {
 	return func(ctx context.Context, o Object) (Result, error) {
-		digest, err := concernDigest(service, o, c(o))
+		ign := c(o)
+		digest, err := concernDigest(service, o, ign)
 		if err != nil {
 			return Result{}, fmt.Errorf("%w: digest of %s: %v", events.ErrPermanent, o.Ref, err)
 		}
 		prev, ok := o.Slices[service]
-		if o.byMessage && ok && prev.Digest == digest && !prev.Released && prev.Generation <= o.Meta.Generation {
+		if o.byMessage && !ign.Unsettled && ok && prev.Digest == digest && !prev.Released && prev.Generation <= o.Meta.Generation {
 			res := Result{digest: digest}
 			if len(prev.Status) > 0 {
 				res.Status = atGeneration(prev.Status, prev.Generation, o.Meta.Generation)

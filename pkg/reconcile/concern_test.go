@@ -183,3 +183,38 @@ func TestOnlyConcernedSurvivesARestart(t *testing.T) {
 		t.Errorf("calls before and after the restart: %d, %d; want 1, 0", before.Load(), after.Load())
 	}
 }
+
+// A service whose last report asks for another attempt (Unsettled) is concerned by every
+// new generation, even one changing only what it ignores.
+func TestOnlyConcernedRetriesWhenUnsettled(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	var calls atomic.Int32
+	unsettled := func(o reconcile.Object) reconcile.Ignored {
+		ign := ignoreVolumes(o)
+		ign.Unsettled = true
+		return ign
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- reconcile.Run(ctx, js, concernCfg, reconcile.OnlyConcerned(concernCfg.Service, unsettled, countingFunc(&calls)))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	seq, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 1 })
+	if _, err = events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(2, 1, `{"name":"a"}`), seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 2 })
+	if calls.Load() != 2 {
+		t.Errorf("%d calls, want 2: an unsettled service retries at every generation", calls.Load())
+	}
+}

@@ -11,10 +11,17 @@ import (
 // concern is what crypto does not read of a VM (reconcile.OnlyConcerned): the storage
 // controllers, the schema upgrade's stamps, the generations of placement's and power's
 // slices, and the volumes while its last report shows nothing encrypted: a disk of an
-// encrypted VM counts in status.crypto.
+// encrypted VM counts in status.crypto. Until it reports the VM in sync, every change
+// retries.
 func concern(o reconcile.Object) reconcile.Ignored {
-	ign := reconcile.Ignored{Spec: slices.Concat(reconcile.VMUpgradeStamps, reconcile.VMControllers), InputGenerations: true}
-	if !reportsEncryption(o.Slices[model.ServiceCrypto].Status) {
+	prev := o.Slices[model.ServiceCrypto]
+	conds, err := reconcile.SliceConditions(prev)
+	ign := reconcile.Ignored{
+		Spec:             slices.Concat(reconcile.VMUpgradeStamps, reconcile.VMControllers),
+		InputGenerations: true,
+		Unsettled:        err != nil || len(prev.Status) > 0 && !reconcile.IsTrue(conds, model.ConditionEncryptionSynced),
+	}
+	if !reportsEncryption(prev.Status) {
 		ign.Spec = append(ign.Spec, reconcile.VMVolumes)
 	}
 	return ign
