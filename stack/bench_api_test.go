@@ -126,6 +126,9 @@ func (st *benchStack) apiRound(b *testing.B, prefix string, n int) round {
 		mu.Lock()
 		posted[name] = start
 		mu.Unlock()
+		if *benchClosedLoop {
+			return w.waitOn(name)
+		}
 		return nil
 	})
 	on := w.waitAll(b, "PoweredOn", names, func(v *watchedVM) time.Time { return v.on }, c)
@@ -317,6 +320,29 @@ func (w *vmWatch) waitAll(b *testing.B, what string, names []string, at func(*wa
 		case <-deadline.C:
 			_, body, _ := c.do("GET", vmsPath+"/"+missing, nil)
 			b.Fatalf("after %v, %d of %d VMs %s; %s is at:\n%s\n%s", *benchTimeout, count, len(names), what, missing, body, dumpGoroutines())
+		}
+	}
+}
+
+// waitOn waits until the watch saw the VM powered on (a closed-loop worker's wait).
+func (w *vmWatch) waitOn(name string) error {
+	deadline := time.NewTimer(*benchTimeout)
+	defer deadline.Stop()
+	for {
+		w.mu.Lock()
+		v, err, changed := w.vms[name], w.err, w.changed
+		on := v != nil && !v.on.IsZero()
+		w.mu.Unlock()
+		switch {
+		case err != nil:
+			return fmt.Errorf("waiting for %s to power on: %w", name, err)
+		case on:
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return fmt.Errorf("%s not PoweredOn after %v", name, *benchTimeout)
 		}
 	}
 }

@@ -55,12 +55,13 @@ var serviceRuns = map[string]serviceFunc{
 // withVCenter binds a service to the configured vCenter: VMOP_VCENTER_URL (with
 // VMOP_VCENTER_USER and _PASSWORD unless the URL carries credentials), or in "all" the
 // embedded vcsim.
-func withVCenter(f serviceFunc, c config) jsFunc {
+func withVCenter(name string, f serviceFunc, c config) jsFunc {
 	return func(ctx context.Context, js jetstream.JetStream) error {
 		e, err := vcenterEndpoint(c)
 		if err != nil {
 			return err
 		}
+		e.Client = name
 		return explainTrust(f(ctx, js, e, c))
 	}
 }
@@ -82,7 +83,7 @@ func roleFor(name string) (func(context.Context, config) error, bool) {
 		return nil, false
 	}
 	return func(ctx context.Context, c config) error {
-		return withNATS(ctx, c, name, withMetrics(c, withVCenter(f, c)))
+		return withNATS(ctx, c, name, withMetrics(c, withVCenter(name, f, c)))
 	}, true
 }
 
@@ -139,7 +140,7 @@ func runAll(ctx context.Context, c config) error {
 	defer cancel(nil)
 	parts := map[string]jsFunc{"api": runAPIWith(c)}
 	for name, f := range serviceRuns {
-		parts[name] = withVCenter(f, c)
+		parts[name] = withVCenter(name, f, c)
 	}
 	conns, closeConns, err := connectParts(c, ns, slices.Collect(maps.Keys(parts)))
 	if err != nil {

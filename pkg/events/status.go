@@ -25,6 +25,9 @@ type Slice struct {
 	Generation int64           `json:"generation"`         // metadata.generation the service reconciled
 	Released   bool            `json:"released,omitempty"` // the owner finished its deletion work
 	Status     json.RawMessage `json:"status,omitempty"`   // this service's part of .status (a JSON object)
+	// Digest sums what the service read to produce the slice (pkg/reconcile's concern
+	// rule): a later generation with the same digest does not concern the service.
+	Digest string `json:"digest,omitempty"`
 }
 
 // StatusRecord is one STATUS message.

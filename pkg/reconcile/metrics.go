@@ -28,7 +28,7 @@ var (
 
 // Collectors are the package's metrics.
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{reconciles, reconcileDuration, queueDepth, consumerPending}
+	return []prometheus.Collector{reconciles, reconcileDuration, queueDepth, consumerPending, unconcerned}
 }
 
 // sampleInterval is how often a loop samples its queue depth and its consumers' lag.

@@ -27,6 +27,8 @@ type Object struct {
 	// Slices are the newest status slices about this object (matching its uid) of the
 	// service itself and of its Inputs, by service name.
 	Slices map[string]events.Slice
+
+	byMessage bool // a spec or input slice message asked for it (see OnlyConcerned)
 }
 
 // Meta is the part of metadata every reconciler needs.
@@ -54,9 +56,10 @@ type Result struct {
 	Status   any  // this service's part of .status; nil for none
 	Released bool // the service finished its deletion work
 
-	published  bool  // Trigger.Func published it already, under the object's lock
-	keep       bool  // publish nothing: the previous slice stands (a paused object)
-	generation int64 // the generation the slice is about, when not the object's (paused)
+	published  bool   // Trigger.Func published it already, under the object's lock
+	keep       bool   // publish nothing: the previous slice stands (a paused object)
+	generation int64  // the generation the slice is about, when not the object's (paused)
+	digest     string // what the service read (OnlyConcerned)
 }
 
 // ReleasedKeeping is the Result of a service with nothing to undo for a deleted object:
@@ -176,7 +179,7 @@ func (l *loop) consumeSpecs(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", events.ErrPermanent, err)
 		}
-		return l.reconcile(ctx, ref)
+		return l.reconcileMessage(ctx, ref)
 	})
 }
 
@@ -193,7 +196,7 @@ func (l *loop) consumeInputs(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", events.ErrPermanent, err)
 		}
-		return l.reconcile(ctx, ref)
+		return l.reconcileMessage(ctx, ref)
 	})
 }
 
@@ -250,10 +253,21 @@ func (l *loop) enqueue(ctx context.Context, subj string) {
 // tombstone or a missing object needs nothing: the gateway only removes objects that
 // every owner released; nor does one this service released, whatever changed since.
 func (l *loop) reconcile(ctx context.Context, ref events.Ref) error {
+	return l.reconcileObject(ctx, ref, false)
+}
+
+// reconcileMessage is reconcile for a message about the object's spec or an input slice:
+// a change that may not concern the service (OnlyConcerned).
+func (l *loop) reconcileMessage(ctx context.Context, ref events.Ref) error {
+	return l.reconcileObject(ctx, ref, true)
+}
+
+func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bool) error {
 	o, found, err := readObject(ctx, l.js, l.cfg, ref)
 	if err != nil || !found || o.released(l.cfg.Service) {
 		return err
 	}
+	o.byMessage = byMessage
 	res, err := call(ctx, l.cfg, l.f, o)
 	if err != nil || res.published || res.keep {
 		return err
@@ -263,7 +277,8 @@ func (l *loop) reconcile(ctx context.Context, ref events.Ref) error {
 
 // publish records res as the service's slice about o.
 func publish(ctx context.Context, js jetstream.JetStream, cfg Config, o Object, res Result) error {
-	slice := events.Slice{Service: cfg.Service, UID: o.Meta.UID, Generation: cmp.Or(res.generation, o.Meta.Generation), Released: res.Released}
+	slice := events.Slice{Service: cfg.Service, UID: o.Meta.UID, Generation: cmp.Or(res.generation, o.Meta.Generation), Released: res.Released,
+		Digest: res.digest}
 	if res.Status != nil {
 		var err error
 		if slice.Status, err = json.Marshal(res.Status); err != nil {

@@ -71,11 +71,17 @@ func (t *Trigger) Func() Func {
 	return func(ctx context.Context, o Object) (Result, error) {
 		unlock := t.locks.lock(events.SpecSubject(o.Ref))
 		defer unlock()
-		latest, err := events.LastSpec(ctx, t.js, o.Ref)
-		if err != nil {
-			return Result{}, fmt.Errorf("read spec of %s: %w", o.Ref, err)
+		// A message's reconcile may answer with the service's own slice (OnlyConcerned),
+		// which a triggered reconcile may have replaced meanwhile: it reads all again.
+		stale := o.byMessage
+		if !stale {
+			latest, err := events.LastSpec(ctx, t.js, o.Ref)
+			if err != nil {
+				return Result{}, fmt.Errorf("read spec of %s: %w", o.Ref, err)
+			}
+			stale = latest.Seq != o.Spec.Seq
 		}
-		if latest.Seq != o.Spec.Seq {
+		if stale {
 			fresh, found, err := readObject(ctx, t.js, t.cfg, o.Ref)
 			switch {
 			case err != nil:
@@ -83,6 +89,7 @@ func (t *Trigger) Func() Func {
 			case !found || fresh.Meta.UID != o.Meta.UID || fresh.Meta.Generation != o.Meta.Generation:
 				return Result{}, fmt.Errorf("%s: %w", o.Ref, ErrSuperseded)
 			}
+			fresh.byMessage = o.byMessage
 			o = fresh
 		}
 		res, err := call(ctx, t.cfg, t.f, o)

@@ -25,6 +25,9 @@ type Endpoint struct {
 	CAFile     string   // PEM file(s) of the CAs to trust, or vCenter's own certificate
 	Thumbprint string   // SHA-256 (or SHA-1) of vCenter's certificate, hex with or without colons
 	Insecure   bool
+	// Client names who connects (a service, e.g. "placement"): vCenter sees it in the
+	// session's User-Agent, and its calls are counted under it.
+	Client string
 }
 
 // maxIdleConns bounds the idle connections a service keeps to vCenter: above its worker
@@ -51,7 +54,7 @@ func connect(ctx context.Context, e Endpoint, now func() time.Time) (*govmomi.Cl
 		return nil, connectError(e.URL.Host, err)
 	}
 	rl := &relogin{soap: sc, user: e.URL.User, manager: *vc.ServiceContent.SessionManager, gate: loginGate{now: now}}
-	vc.RoundTripper = keepalive.NewHandlerSOAP(measureCalls{rl}, keepaliveIdle, nil)
+	vc.RoundTripper = keepalive.NewHandlerSOAP(measureCalls{client: e.Client, next: rl}, keepaliveIdle, nil)
 	c := &govmomi.Client{Client: vc, SessionManager: session.NewManager(vc)}
 	if err := c.Login(ctx, e.URL.User); err != nil {
 		return nil, fmt.Errorf("log in to vCenter %s: %w", e.URL.Host, err)
@@ -83,6 +86,9 @@ func (e Endpoint) soapClient() (*soap.Client, error) {
 	// net/http keeps 2 idle connections per host by default: a service with more calls in
 	// flight would close the rest after each call and pay a TLS handshake on the next one.
 	sc.DefaultTransport().MaxIdleConnsPerHost = maxIdleConns
+	if e.Client != "" {
+		sc.UserAgent = "vmop-" + e.Client
+	}
 	return sc, nil
 }
 

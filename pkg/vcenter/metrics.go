@@ -14,8 +14,8 @@ import (
 // The package's metrics, registered by whoever serves them: [Collectors].
 var (
 	calls = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "vmop_vcenter_calls_total", Help: "SOAP calls to vCenter, by method and result (ok, fault, error).",
-	}, []string{"method", "result"})
+		Name: "vmop_vcenter_calls_total", Help: "SOAP calls to vCenter, by client (the service), method and result (ok, fault, error).",
+	}, []string{"client", "method", "result"})
 	callDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "vmop_vcenter_call_duration_seconds", Help: "How long SOAP calls to vCenter took, by method.",
 		Buckets: prometheus.DefBuckets,
@@ -31,8 +31,11 @@ func Collectors() []prometheus.Collector {
 	return []prometheus.Collector{calls, callDuration, taskDuration}
 }
 
-// measureCalls counts each SOAP call and its duration by method.
-type measureCalls struct{ next soap.RoundTripper }
+// measureCalls counts each SOAP call of client and its duration by method.
+type measureCalls struct {
+	client string
+	next   soap.RoundTripper
+}
 
 func (m measureCalls) RoundTrip(ctx context.Context, req, res soap.HasFault) error {
 	method := strings.TrimSuffix(reflect.Indirect(reflect.ValueOf(req)).Type().Name(), "Body")
@@ -46,7 +49,7 @@ func (m measureCalls) RoundTrip(ctx context.Context, req, res soap.HasFault) err
 	case err != nil:
 		result = "error" // no answer: the connection, TLS, a timeout
 	}
-	calls.WithLabelValues(method, result).Inc()
+	calls.WithLabelValues(m.client, method, result).Inc()
 	return err
 }
 

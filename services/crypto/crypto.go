@@ -62,7 +62,9 @@ func Run(ctx context.Context, cfg Config) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 2)
-	go func() { errc <- reconcile.Run(ctx, cfg.JetStream, vmLoopConfig(cfg.Logger), h.reconcile) }()
+	go func() {
+		errc <- reconcile.Run(ctx, cfg.JetStream, vmLoopConfig(cfg.Logger), reconcile.OnlyConcerned(model.ServiceCrypto, concern, h.reconcile))
+	}()
 	go func() { errc <- reconcile.Run(ctx, cfg.JetStream, classLoopConfig(cfg.Logger), c.reconcile) }()
 	first := <-errc
 	cancel()

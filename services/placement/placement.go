@@ -70,7 +70,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	r := newReconciler(cfg.JetStream, vc)
 	rc := loopConfig(cfg.Logger)
-	trig := reconcile.NewTrigger(cfg.JetStream, rc, r.reconcile)
+	trig := reconcile.NewTrigger(cfg.JetStream, rc, reconcile.OnlyConcerned(model.ServicePlacement, concern, r.reconcile))
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -77,7 +77,7 @@ func Run(ctx context.Context, cfg Config) error {
 	stop := ctx
 	r := newReconciler(cfg, vc, log)
 	rcfg := reconcileConfig(log)
-	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, r.reconcile)
+	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, reconcile.OnlyConcerned(model.ServicePower, concern, r.reconcile))
 	w := &watcher{vc: vc, index: r.index, req: trigger, log: log.With("service", model.ServicePower)}
 
 	ctx, cancel := context.WithCancel(ctx)

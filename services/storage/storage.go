@@ -82,7 +82,7 @@ func run(ctx context.Context, cfg Config) error {
 		isos: &isoFinder{js: cfg.JetStream, rest: rc, vim: vc.Client}, now: time.Now}
 	vmLoop := vmLoopConfig(cfg.Logger)
 	// A VM is looked at again, outside the streams, while a claim's expansion is pending.
-	trigger := reconcile.NewTrigger(cfg.JetStream, vmLoop, h.reconcile)
+	trigger := reconcile.NewTrigger(cfg.JetStream, vmLoop, reconcile.OnlyConcerned(model.ServiceStorage, concern, h.reconcile))
 	claimCfg := claimLoopConfig(cfg.Logger)
 	pvcs := &claims{js: cfg.JetStream, volumes: claimVolumes, now: time.Now}
 	pvcs.trigger = reconcile.NewTrigger(cfg.JetStream, claimCfg, pvcs.reconcile)

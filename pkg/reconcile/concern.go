@@ -1,0 +1,168 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vmop/vmop/pkg/events"
+)
+
+// Concern says what of an object a service does not read, given the object: a negative
+// list, so that whatever it does not name (a field added later) concerns the service.
+// It may depend on the object, e.g. placement reads spec.volumes only until the VM
+// exists; it reads nothing else than o (no I/O).
+type Concern func(o Object) Ignored
+
+// Ignored is what a service does not read of an object and of its input slices.
+type Ignored struct {
+	Spec   []Path            // paths in the object's record, e.g. {"spec", "volumes"}
+	Inputs map[string][]Path // by input service, paths in its status object
+	// InputGenerations: the inputs' generations (and their conditions'
+	// observedGeneration) do not matter, only what they say.
+	InputGenerations bool
+	// Unsettled: the service's last report asks for another attempt (e.g. vCenter refused
+	// its change): every new generation concerns it, as a user's touch retries it.
+	Unsettled bool
+}
+
+// Path is a JSON path by object keys, e.g. {"metadata", "annotations", "example.com/key"}.
+type Path []string
+
+// alwaysIgnored are parts of a record no service reads: the counters of its changes and
+// kubectl's copy of what was applied.
+var alwaysIgnored = []Path{
+	{"metadata", "generation"},
+	{"metadata", "resourceVersion"},
+	{"metadata", "managedFields"},
+	{"metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration"},
+}
+
+var unconcerned = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "vmop_reconciles_unconcerned_total",
+	Help: "Reconciles answered with the previous slice because nothing the service reads changed, by service and kind.",
+}, []string{"service", "kind"})
+
+// OnlyConcerned is f, called only for changes that concern service. When a spec or
+// input slice message brings nothing that c says the service reads (the object's record,
+// the input slices, each without what c ignores, sum to the digest of the service's
+// previous slice), the previous slice is republished for the object's generation and f
+// is not called: no vCenter read for a change that is not the service's. A resync, a
+// related object's change or a triggered reconcile always calls f, so drift and what the
+// digest does not cover are still seen. Give it to NewTrigger, so that the decision is
+// taken under the object's lock.
+func OnlyConcerned(service string, c Concern, f Func) Func {
+	return func(ctx context.Context, o Object) (Result, error) {
+		ign := c(o)
+		digest, err := concernDigest(service, o, ign)
+		if err != nil {
+			return Result{}, fmt.Errorf("%w: digest of %s: %v", events.ErrPermanent, o.Ref, err)
+		}
+		prev, ok := o.Slices[service]
+		if o.byMessage && !ign.Unsettled && ok && prev.Digest == digest && !prev.Released && prev.Generation <= o.Meta.Generation {
+			res := Result{digest: digest}
+			if len(prev.Status) > 0 {
+				res.Status = atGeneration(prev.Status, prev.Generation, o.Meta.Generation)
+			}
+			unconcerned.WithLabelValues(service, o.Ref.Plural).Inc()
+			return res, nil
+		}
+		res, err := f(ctx, o)
+		res.digest = digest
+		return res, err
+	}
+}
+
+// concernDigest sums what the service reads of o: its record and its input slices
+// without what ign names.
+func concernDigest(service string, o Object, ign Ignored) (string, error) {
+	record, err := without(o.Spec.Body, slices.Concat(alwaysIgnored, ign.Spec))
+	if err != nil {
+		return "", fmt.Errorf("record: %w", err)
+	}
+	read := map[string]any{"record": record}
+	for _, svc := range slices.Sorted(maps.Keys(o.Slices)) {
+		if svc == service {
+			continue
+		}
+		s := o.Slices[svc]
+		var status any
+		if len(s.Status) > 0 {
+			if status, err = without(s.Status, ign.Inputs[svc]); err != nil {
+				return "", fmt.Errorf("%s slice: %w", svc, err)
+			}
+		}
+		in := map[string]any{"released": s.Released, "status": status}
+		if ign.InputGenerations {
+			forgetObservedGenerations(status)
+		} else {
+			in["generation"] = s.Generation
+		}
+		read["input "+svc] = in
+	}
+	raw, err := json.Marshal(read) // map keys are sorted: the same content sums the same
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:16]), nil
+}
+
+// without decodes the JSON object doc and removes the paths from it.
+func without(doc []byte, paths []Path) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		remove(v, p)
+	}
+	return v, nil
+}
+
+// remove deletes path from v, when there.
+func remove(v any, path Path) {
+	for i, key := range path {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		if i == len(path)-1 {
+			delete(obj, key)
+			return
+		}
+		v = obj[key]
+	}
+}
+
+// forgetObservedGenerations removes the observedGeneration of the conditions of a
+// decoded status object.
+func forgetObservedGenerations(status any) {
+	obj, _ := status.(map[string]any)
+	conds, _ := obj["conditions"].([]any)
+	for _, c := range conds {
+		if c, ok := c.(map[string]any); ok {
+			delete(c, "observedGeneration")
+		}
+	}
+}
+
+// atGeneration is a previous slice's status (about generation prev) with its conditions
+// about generation instead: what they say holds for it, since nothing they rest on
+// changed. Only those numbers change, byte for byte, so that the service's next reconcile
+// of the same state publishes nothing new.
+func atGeneration(status json.RawMessage, prev, generation int64) json.RawMessage {
+	observed := regexp.MustCompile(`([^\\])"observedGeneration":` + strconv.FormatInt(prev, 10) + `([,}])`)
+	return observed.ReplaceAll(status, []byte(`${1}"observedGeneration":`+strconv.FormatInt(generation, 10)+`${2}`))
+}

@@ -1,0 +1,220 @@
+package reconcile_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/events/eventstest"
+	"github.com/vmop/vmop/pkg/reconcile"
+)
+
+// concernCfg is a placement-like service reading storage's slice, that reads neither
+// spec.volumes nor storage's volumes nor its inputs' generations.
+var concernCfg = reconcile.Config{Service: "placement", Plural: "virtualmachines", Inputs: []string{"storage"}}
+
+func ignoreVolumes(reconcile.Object) reconcile.Ignored {
+	return reconcile.Ignored{
+		Spec:             []reconcile.Path{{"spec", "volumes"}},
+		Inputs:           map[string][]reconcile.Path{"storage": {{"volumes"}}},
+		InputGenerations: true,
+	}
+}
+
+// countingFunc reports what it read (spec.cpu, storage's ready) in a condition about the
+// object's generation, and counts its calls.
+func countingFunc(calls *atomic.Int32) reconcile.Func {
+	return func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
+		calls.Add(1)
+		var rec struct{ Spec struct{ CPU int } }
+		if err := json.Unmarshal(o.Spec.Body, &rec); err != nil {
+			return reconcile.Result{}, err
+		}
+		var storage struct{ Ready bool }
+		if s := o.Slices["storage"]; len(s.Status) > 0 {
+			if err := json.Unmarshal(s.Status, &storage); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
+		conds := reconcile.NewConditionSet(nil, o.Meta.Generation, time.Now())
+		conds.Set("Read", metav1.ConditionTrue, "", fmt.Sprintf("cpu %d, storage ready %t", rec.Spec.CPU, storage.Ready))
+		return reconcile.Result{Status: map[string]any{"conditions": conds.List()}}, nil
+	}
+}
+
+// runConcerned runs the loop with a Trigger, as the services do, until the test ends.
+func runConcerned(t *testing.T, js jetstream.JetStream, f reconcile.Func) *reconcile.Trigger {
+	ctx, cancel := context.WithCancel(t.Context())
+	tr := reconcile.NewTrigger(js, concernCfg, reconcile.OnlyConcerned(concernCfg.Service, ignoreVolumes, f))
+	done := make(chan error, 1)
+	go func() { done <- reconcile.Run(ctx, js, concernCfg, tr.Func()) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return tr
+}
+
+func vmRecord(generation, cpu int, volumes string) []byte {
+	return fmt.Appendf(nil, `{"metadata":{"uid":"u1","generation":%d},"spec":{"cpu":%d,"volumes":[%s]}}`, generation, cpu, volumes)
+}
+
+// sliceMessage is the message of the service's slice's Read condition, with its
+// observedGeneration.
+func sliceMessage(t *testing.T, s events.Slice) (string, int64) {
+	t.Helper()
+	conds, err := reconcile.SliceConditions(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := reconcile.FindCondition(conds, "Read")
+	if c == nil {
+		return "", 0
+	}
+	return c.Message, c.ObservedGeneration
+}
+
+// A change of a path the service ignores advances its slice's generation (and its
+// conditions' observedGeneration) without calling its Func; a change it reads, in the
+// spec or an input, calls it; so does a triggered reconcile.
+func TestOnlyConcernedSkipsWhatTheServiceDoesNotRead(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	var calls atomic.Int32
+	tr := runConcerned(t, js, countingFunc(&calls))
+
+	publishStorage := func(generation int64, status string) {
+		t.Helper()
+		slice := events.Slice{Service: "storage", UID: "u1", Generation: generation, Status: json.RawMessage(status)}
+		if _, err := events.PublishStatus(ctx, js, vmRef, slice); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publishStorage(1, `{"volumes":[]}`)
+	seq, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 1 })
+	if first.Digest == "" || calls.Load() != 1 {
+		t.Fatalf("after create: digest %q, %d calls; want a digest and 1 call", first.Digest, calls.Load())
+	}
+
+	if seq, err = events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(2, 1, `{"name":"a"}`), seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	second := waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 2 })
+	if msg, gen := sliceMessage(t, second); calls.Load() != 1 || gen != 2 || msg != "cpu 1, storage ready false" {
+		t.Errorf("after a volume change: %d calls, condition %q about generation %d; want 1 call, the same condition about 2",
+			calls.Load(), msg, gen)
+	}
+	if want := strings.Replace(string(first.Status), `"observedGeneration":1`, `"observedGeneration":2`, 1); string(second.Status) != want {
+		t.Errorf("status after an ignored change:\n%s\nwant the previous one, byte for byte, about generation 2:\n%s", second.Status, want)
+	}
+	if second.Digest != first.Digest {
+		t.Errorf("digest %q after an ignored change, want %q", second.Digest, first.Digest)
+	}
+
+	if _, err = events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(3, 2, `{"name":"a"}`), seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, js, func(s events.Slice) bool { msg, _ := sliceMessage(t, s); return msg == "cpu 2, storage ready false" })
+	if calls.Load() != 2 {
+		t.Errorf("%d calls after a cpu change, want 2", calls.Load())
+	}
+
+	// Storage reports volumes (ignored) at a new generation, then readiness (read): only
+	// the latter calls the Func.
+	for _, status := range []string{`{"volumes":[{"name":"a"}]}`, `{"volumes":[{"name":"a"}],"ready":true}`} {
+		publishStorage(3, status)
+	}
+	waitSlice(t, js, func(s events.Slice) bool { msg, _ := sliceMessage(t, s); return msg == "cpu 2, storage ready true" })
+	if calls.Load() != 3 {
+		t.Errorf("%d calls after storage's two slices, want 3 (its volumes do not concern the service)", calls.Load())
+	}
+
+	tr.Request(ctx, vmRef)
+	tr.Wait()
+	if calls.Load() != 4 {
+		t.Errorf("%d calls after a triggered reconcile, want 4: it always reconciles", calls.Load())
+	}
+}
+
+// The digest is kept in the slice: a service restarted after its last reconcile still
+// skips a change that does not concern it.
+func TestOnlyConcernedSurvivesARestart(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	var before atomic.Int32
+	stop := make(chan struct{})
+	go func() {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { <-stop; cancel() }()
+		f := reconcile.OnlyConcerned(concernCfg.Service, ignoreVolumes, countingFunc(&before))
+		_ = reconcile.Run(ctx, js, concernCfg, f)
+		stop <- struct{}{}
+	}()
+	seq, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 1 })
+	stop <- struct{}{}
+	<-stop
+
+	var after atomic.Int32
+	runConcerned(t, js, countingFunc(&after))
+	if _, err = events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(2, 1, `{"name":"a"}`), seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 2 })
+	if before.Load() != 1 || after.Load() != 0 {
+		t.Errorf("calls before and after the restart: %d, %d; want 1, 0", before.Load(), after.Load())
+	}
+}
+
+// A service whose last report asks for another attempt (Unsettled) is concerned by every
+// new generation, even one changing only what it ignores.
+func TestOnlyConcernedRetriesWhenUnsettled(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	var calls atomic.Int32
+	unsettled := func(o reconcile.Object) reconcile.Ignored {
+		ign := ignoreVolumes(o)
+		ign.Unsettled = true
+		return ign
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- reconcile.Run(ctx, js, concernCfg, reconcile.OnlyConcerned(concernCfg.Service, unsettled, countingFunc(&calls)))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	seq, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 1 })
+	if _, err = events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(2, 1, `{"name":"a"}`), seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 2 })
+	if calls.Load() != 2 {
+		t.Errorf("%d calls, want 2: an unsettled service retries at every generation", calls.Load())
+	}
+}
