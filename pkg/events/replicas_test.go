@@ -22,13 +22,16 @@ func TestSetupNeverLowersReplicas(t *testing.T) {
 	if _, err := events.IPAM(ctx, js); err != nil {
 		t.Fatalf("ipam bucket: %v", err)
 	}
+	if _, err := events.Leases(ctx, js, "power"); err != nil {
+		t.Fatalf("lease bucket: %v", err)
+	}
 	if err := events.Setup(ctx, js); err != nil {
 		t.Fatalf("setup with the default: %v", err)
 	}
 	if _, err := events.IPAM(ctx, js, events.WithReplicas(1)); err != nil {
 		t.Fatalf("ipam bucket again: %v", err)
 	}
-	for _, name := range []string{events.StreamSpecs, events.StreamStatus, events.StreamEvents, events.StreamDeadLetter, "KV_" + events.BucketIPAM} {
+	for _, name := range []string{events.StreamSpecs, events.StreamStatus, events.StreamEvents, events.StreamDeadLetter, "KV_" + events.BucketIPAM, "KV_" + events.LeaseBucket("power")} {
 		s, err := js.Stream(ctx, name)
 		if err != nil {
 			t.Fatalf("stream %s: %v", name, err)
