@@ -76,6 +76,13 @@ func LastStatusFromLeader(ctx context.Context, js jetstream.JetStream, ref Ref, 
 	if err != nil {
 		return StatusRecord{}, err
 	}
+	if _, ok := ctx.Deadline(); !ok {
+		// As nats.go bounds its own API requests: a request lost in a leader election
+		// would otherwise wait forever, holding the reconcile and its lease.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, js.Options().DefaultTimeout)
+		defer cancel()
+	}
 	resp, err := js.Conn().RequestWithContext(ctx, jsAPI+"STREAM.MSG.GET."+StreamStatus, req)
 	if err != nil {
 		return StatusRecord{}, fmt.Errorf("read status %s of %s: %w", service, ref, err)

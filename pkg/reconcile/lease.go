@@ -159,7 +159,7 @@ func (s *leaseSet) take(ctx context.Context, key string) (uint64, error) {
 	poll := leaseFirstPoll
 	for {
 		rev, err := kv.Create(ctx, key, []byte(s.holder))
-		if !errors.Is(err, jetstream.ErrKeyExists) {
+		if !held(err) {
 			return rev, err
 		}
 		select {
@@ -169,6 +169,16 @@ func (s *leaseSet) take(ctx context.Context, key string) (uint64, error) {
 		}
 		poll = min(2*poll, leaseMaxPoll)
 	}
+}
+
+// held reports whether a Create failed because the key exists. Create re-creates a
+// deleted key at its delete marker's revision; losing that race to another replica
+// comes back as the bare wrong-last-sequence error (10071, or 10164 when replicated).
+func held(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.As(err, &apiErr) &&
+		(apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // renew keeps the lease until stopped; it cancels lost when no renewal succeeded for
