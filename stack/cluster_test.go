@@ -139,6 +139,14 @@ func TestReplicatedStackSurvivesNodeAndReplicaLoss(t *testing.T) {
 		}
 		createVM(t, gw, names[i])
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range []*vmopProcess{a, b} {
+				log, _ := os.ReadFile(p.log)
+				t.Logf("warnings of %s:\n%s", p.log, warnings(log))
+			}
+		}
+	})
 	vms := waitPoweredOn(t, a.api, names, 6*time.Minute)
 
 	if got := simVMs(t, sim) - vmsBefore; got != len(names)+1 {
@@ -217,6 +225,17 @@ func simVMs(t *testing.T, sim *inventory.Sim) int {
 	return len(refs)
 }
 
+// warnings are the lines of a log above INFO, at most the last 60.
+func warnings(log []byte) string {
+	var out []string
+	for line := range strings.Lines(string(log)) {
+		if !strings.Contains(line, "level=INFO") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out[max(0, len(out)-60):], "")
+}
+
 type listedVM struct {
 	Metadata struct {
 		Name string `json:"name"`
@@ -225,6 +244,9 @@ type listedVM struct {
 		PowerState      string `json:"powerState"`
 		UniqueID        string `json:"uniqueID"`
 		LastRestartTime string `json:"lastRestartTime"`
+		Conditions      []struct {
+			Type, Status, Reason, Message string
+		} `json:"conditions"`
 	} `json:"status"`
 }
 
@@ -264,7 +286,13 @@ func waitPoweredOn(t *testing.T, c *apiClient, names []string, within time.Durat
 			return vms
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d VMs not PoweredOn within %v", missing, len(names), within)
+			var stuck []string
+			for _, n := range names {
+				if vms[n].Status.PowerState != "PoweredOn" || vms[n].Status.UniqueID == "" {
+					stuck = append(stuck, fmt.Sprintf("%s %+v", n, vms[n].Status))
+				}
+			}
+			t.Fatalf("%d of %d VMs not PoweredOn within %v:\n%s", missing, len(names), within, strings.Join(stuck, "\n"))
 		}
 		time.Sleep(500 * time.Millisecond) // poll interval of a condition with a deadline
 	}
