@@ -20,11 +20,11 @@ import (
 // the replica: created only when absent, renewed every LeaseTTL/3 with a
 // compare-and-swap on its revision, deleted when the reconcile ends, expiring LeaseTTL
 // after a dead holder's last renewal. So at most one replica acts on an object at a
-// time. A holder that cannot renew in time takes its lease as lost and cancels the
-// reconcile; the status fence (events.FenceStatus) refuses its slice should it still
-// try to publish.
+// time. A holder that cannot renew in time takes its lease as lost and publishes
+// nothing more; the status fence (events.FenceStatus) refuses a slice it published
+// meanwhile once another replica's is there.
 
-// errLeaseLost cancels a reconcile whose lease could not be renewed in time.
+// errLeaseLost fails a reconcile whose lease could not be renewed in time.
 var errLeaseLost = errors.New("the object's lease was lost")
 
 // Waiting for a lease another replica holds: polled with a growing interval, since the
@@ -100,18 +100,23 @@ func (s *leaseSet) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	return kv, nil
 }
 
-// hold runs f holding ref's lease, with a context cancelled should the lease be lost.
-func (s *leaseSet) hold(ctx context.Context, ref events.Ref, f func(context.Context) error) error {
+// hold runs f holding ref's lease. f gets the caller's ctx unchanged (services start
+// work that outlives the reconcile with it, e.g. Trigger.RequestAt) and held, which
+// returns errLeaseLost once the lease could not be renewed in time: f checks it before
+// it publishes.
+func (s *leaseSet) hold(ctx context.Context, ref events.Ref, f func(held func() error) error) error {
 	key := events.LeaseKey(ref)
 	l, err := s.acquire(ctx, key)
 	if err != nil {
 		return fmt.Errorf("lease of %s: %w", ref, err)
 	}
 	defer s.release(key, l)
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	defer context.AfterFunc(l.lost, func() { cancel(errLeaseLost) })()
-	return f(ctx)
+	return f(func() error {
+		if l.lost.Err() != nil {
+			return fmt.Errorf("%s: %w", ref, errLeaseLost)
+		}
+		return nil
+	})
 }
 
 func (s *leaseSet) acquire(ctx context.Context, key string) (*lease, error) {

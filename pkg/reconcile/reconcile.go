@@ -255,14 +255,17 @@ func (l *loop) enqueue(ctx context.Context, subj string) {
 // It holds the object's lease throughout (lease.go): no other replica of the service
 // acts on the object meanwhile. Every slice it publishes is fenced by the one it read.
 func (l *loop) reconcile(ctx context.Context, ref events.Ref) error {
-	return leasesOf(l.js, l.cfg.Service).hold(ctx, ref, func(ctx context.Context) error {
+	return leasesOf(l.js, l.cfg.Service).hold(ctx, ref, func(held func() error) error {
 		o, found, err := readObject(ctx, l.js, l.cfg, ref)
 		if err != nil || !found || o.released(l.cfg.Service) {
 			return err
 		}
-		ctx = events.FenceStatus(ctx, ref, l.cfg.Service, o.sliceSeq)
+		ctx := events.FenceStatus(ctx, ref, l.cfg.Service, o.sliceSeq)
 		res, err := call(ctx, l.cfg, l.f, o)
 		if err != nil || res.published || res.keep {
+			return err
+		}
+		if err := held(); err != nil {
 			return err
 		}
 		return publish(ctx, l.js, l.cfg, o, res)
