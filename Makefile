@@ -16,7 +16,7 @@ test: ## every test of every module
 	go test -race -count=1 -timeout 9m $(filter-out %/stack/... %/services/storage/...,$(ALL))
 	go test -count=1 -timeout 9m -run 'TestCrashDuringEncryption' ./services/crypto/
 	go test -count=1 -timeout 9m ./services/storage/...
-	go test -count=1 -timeout 9m ./stack/...
+	go test -count=1 -timeout 15m ./stack/... # with cluster_test.go's ~4 minutes of a NATS cluster and two stacks
 
 bench: ## the benchmark figures
 	go test -run '^$$' -bench . -benchmem $(ALL)

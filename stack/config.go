@@ -38,6 +38,9 @@ type config struct {
 	// MetricsAddr (VMOP_METRICS_ADDR) is where the services' /metrics and /healthz are
 	// served; "" serves none.
 	MetricsAddr string
+	// StreamReplicas (VMOP_STREAM_REPLICAS, 1 or 3, default 1) is how many replicas the
+	// streams (and the key-value buckets, which follow them) have; never lowered.
+	StreamReplicas int
 }
 
 // loadConfig reads the settings (settings.go: their defaults and meanings) from getenv.
@@ -84,6 +87,12 @@ func loadConfig(lookup func(string) string) (config, error) {
 			return c, fmt.Errorf("VMOP_GUEST_POLL %q: want a positive duration such as 10s", v)
 		}
 		c.GuestPoll = d
+	}
+	switch v := getenv("VMOP_STREAM_REPLICAS"); v {
+	case "1", "3":
+		c.StreamReplicas, _ = strconv.Atoi(v)
+	default:
+		return c, fmt.Errorf("VMOP_STREAM_REPLICAS %q: want 1 (one NATS server) or 3 (a three-node cluster)", v)
 	}
 	abs, err := filepath.Abs(c.Data)
 	if err != nil {

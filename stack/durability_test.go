@@ -132,6 +132,7 @@ type vmopProcess struct {
 	t   *testing.T
 	cmd *exec.Cmd
 	api *apiClient
+	log string // its stdout and stderr
 }
 
 // startVmopProcess starts `vmop all` and waits until its API serves the seeded inventory,
@@ -150,7 +151,7 @@ func startVmopProcess(t *testing.T, data string, env []string) *vmopProcess {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &vmopProcess{t: t, cmd: cmd}
+	p := &vmopProcess{t: t, cmd: cmd, log: logFile.Name()}
 	t.Cleanup(p.kill)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {

@@ -89,7 +89,7 @@ func startNATS(ctx context.Context, c config) (*embeddedNATS, error) {
 		return nil, errors.New("nats-server did not become ready")
 	}
 	e := &embeddedNATS{Server: ns, auth: auth}
-	if err := e.setup(ctx); err != nil {
+	if err := e.setup(ctx, c.StreamReplicas); err != nil {
 		ns.Shutdown()
 		return nil, err
 	}
@@ -98,13 +98,13 @@ func startNATS(ctx context.Context, c config) (*embeddedNATS, error) {
 
 // setup creates or updates the main account's streams as the admin identity (no other
 // may), and the events account's EVENTS as a passing user of that account.
-func (e *embeddedNATS) setup(ctx context.Context) error {
+func (e *embeddedNATS) setup(ctx context.Context, replicas int) error {
 	nc, js, err := connect("", e.Server, adminIdentity, natsLogin{Creds: e.auth.credsFile(adminIdentity)})
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	if err := events.Setup(ctx, js); err != nil {
+	if err := events.Setup(ctx, js, events.WithReplicas(replicas)); err != nil {
 		return fmt.Errorf("set up streams: %w", err)
 	}
 	token, user, err := userJWT(e.auth.events, "vmop-setup")

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi"
 
+	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/vcenter"
@@ -110,6 +111,9 @@ func withNATS(ctx context.Context, c config, name string, f jsFunc) error {
 		return err
 	}
 	defer nc.Close()
+	if err := events.Setup(ctx, js, events.WithReplicas(c.StreamReplicas)); err != nil {
+		return fmt.Errorf("set up streams (VMOP_STREAM_REPLICAS=%d): %w", c.StreamReplicas, err)
+	}
 	return f(ctx, js)
 }
 

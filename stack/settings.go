@@ -34,6 +34,7 @@ var settings = []setting{
 	{Env: "VMOP_PRIVILEGED_USERS", Meaning: "comma-separated user names with privileged rights"},
 	{Env: "VMOP_TRYSOFT_TIMEOUT", Default: "5m", Meaning: "how long a TrySoft power-off, suspend or restart waits for the guest before acting hard"},
 	{Env: "VMOP_GUEST_POLL", Default: "10s", Meaning: "how often network reads the guests of all VMs again"},
+	{Env: "VMOP_STREAM_REPLICAS", Default: "1", Meaning: "replicas of the streams and buckets: 1, or 3 on a three-node NATS cluster; never lowered"},
 	{Env: "VMOP_METRICS_ADDR", Meaning: "where the services' /metrics and /healthz are served, plain HTTP (the API serves its own /metrics); unset: none"},
 	{Env: "VMOP_LOG_FORMAT", Default: "text", Meaning: "text or json"},
 	{Env: "VMOP_LOG_LEVEL", Default: "info", Meaning: "debug, info, warn or error"},

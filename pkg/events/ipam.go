@@ -2,7 +2,6 @@ package events
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -15,21 +14,17 @@ import (
 const BucketIPAM = "vmop-ipam"
 
 // IPAM opens the address bucket, creating or updating it first; opts are those of [Setup]
-// (WithReplicas).
+// (WithReplicas; by default it has as many replicas as SPECS).
 func IPAM(ctx context.Context, js jetstream.JetStream, opts ...SetupOption) (jetstream.KeyValue, error) {
 	o := setupOptions{replicas: 1}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	return ensureBucket(ctx, js, jetstream.KeyValueConfig{
 		Bucket:      BucketIPAM,
 		Description: "vmop IP and MAC address claims of the network service: address -> holder",
 		History:     1,
 		Storage:     jetstream.FileStorage,
 		Replicas:    o.replicas,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("set up bucket %s: %w", BucketIPAM, err)
-	}
-	return kv, nil
 }

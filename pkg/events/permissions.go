@@ -55,13 +55,13 @@ func (a ServiceAccess) Permissions() Permissions {
 	}
 	p.Publish = append(p.Publish, vmopStreams()...)
 	p.Publish = append(p.Publish, directGet(StreamSpecs, StreamStatus)...)
+	p.Publish = append(p.Publish, jsAPI+"STREAM.MSG.GET."+StreamStatus) // LastStatusFromLeader
 	for _, c := range a.Consumers {
 		p.Publish = append(p.Publish, consumerUse(anyToken, c)...)
 	}
-	if len(a.Buckets) > 0 {
-		p.Publish = append(p.Publish, jsAPI+"INFO") // nats.go reads the account's limits before a bucket's creation
-	}
-	for _, b := range a.Buckets {
+	buckets := append(slices.Clone(a.Buckets), LeaseBucket(a.Service)) // every service's loop leases the objects it reconciles
+	p.Publish = append(p.Publish, jsAPI+"INFO")                        // nats.go reads the account's limits before a bucket's creation
+	for _, b := range buckets {
 		st := kvStream + b
 		p.Publish = append(p.Publish,
 			join(kvSubject+b, restTokens),

@@ -44,7 +44,8 @@ type StatusRecord struct {
 // STATUS sequence. It is idempotent: when the newest slice is byte-equal it
 // returns that slice's sequence without publishing. A concurrent publish by
 // another replica makes it re-read and retry a few times before it gives up
-// with an error wrapping [ErrConflict].
+// with an error wrapping [ErrConflict]; under a [FenceStatus] context it does not
+// retry: a slice published since the fence's read is a conflict.
 func PublishStatus(ctx context.Context, js jetstream.JetStream, ref Ref, s Slice) (uint64, error) {
 	if err := validSlice(ref, s); err != nil {
 		return 0, fmt.Errorf("publish status: %w", err)
@@ -55,7 +56,12 @@ func PublishStatus(ctx context.Context, js jetstream.JetStream, ref Ref, s Slice
 	}
 	msg := &nats.Msg{Subject: StatusSubject(ref, s.Service), Data: body, Header: nats.Header{}}
 	ctx, span := startPublish(ctx, StreamStatus, msg.Subject, msg.Header)
-	seq, err := publishSlice(ctx, js, msg)
+	var seq uint64
+	if f := fenceFor(ctx, msg.Subject); f != nil {
+		seq, err = f.publish(ctx, js, msg)
+	} else {
+		seq, err = publishSlice(ctx, js, msg)
+	}
 	if err != nil {
 		err = fmt.Errorf("publish status %s of %s: %w", s.Service, ref, err)
 	}

@@ -48,7 +48,8 @@ type SetupOption func(*setupOptions)
 type setupOptions struct{ replicas int }
 
 // WithReplicas sets the number of replicas of every stream (1 by default;
-// 3 on a three-node cluster).
+// 3 on a three-node cluster). A stream that has more keeps them: Setup never lowers
+// what an operator set, so a part that starts with the default changes nothing.
 func WithReplicas(n int) SetupOption {
 	return func(o *setupOptions) { o.replicas = n }
 }
@@ -83,6 +84,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 	if err != nil {
 		return err
 	}
+	want.Replicas = max(want.Replicas, s.CachedInfo().Config.Replicas)
 	if sameStreamConfig(s.CachedInfo().Config, want) {
 		return nil
 	}

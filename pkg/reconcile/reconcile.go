@@ -28,7 +28,8 @@ type Object struct {
 	// service itself and of its Inputs, by service name.
 	Slices map[string]events.Slice
 
-	byMessage bool // a spec or input slice message asked for it (see OnlyConcerned)
+	byMessage bool   // a spec or input slice message asked for it (see OnlyConcerned)
+	sliceSeq  uint64 // STATUS sequence of the service's own last slice (whatever its uid), 0: none
 }
 
 // Meta is the part of metadata every reconciler needs.
@@ -252,6 +253,9 @@ func (l *loop) enqueue(ctx context.Context, subj string) {
 // reconcile reads the latest spec and slices, reconciles and publishes the slice. A
 // tombstone or a missing object needs nothing: the gateway only removes objects that
 // every owner released; nor does one this service released, whatever changed since.
+//
+// It holds the object's lease throughout (lease.go): no other replica of the service
+// acts on the object meanwhile. Every slice it publishes is fenced by the one it read.
 func (l *loop) reconcile(ctx context.Context, ref events.Ref) error {
 	return l.reconcileObject(ctx, ref, false)
 }
@@ -263,16 +267,22 @@ func (l *loop) reconcileMessage(ctx context.Context, ref events.Ref) error {
 }
 
 func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bool) error {
-	o, found, err := readObject(ctx, l.js, l.cfg, ref)
-	if err != nil || !found || o.released(l.cfg.Service) {
-		return err
-	}
-	o.byMessage = byMessage
-	res, err := call(ctx, l.cfg, l.f, o)
-	if err != nil || res.published || res.keep {
-		return err
-	}
-	return publish(ctx, l.js, l.cfg, o, res)
+	return leasesOf(l.js, l.cfg.Service).hold(ctx, ref, func(held func() error) error {
+		o, found, err := readObject(ctx, l.js, l.cfg, ref)
+		if err != nil || !found || o.released(l.cfg.Service) {
+			return err
+		}
+		o.byMessage = byMessage
+		ctx := events.FenceStatus(ctx, ref, l.cfg.Service, o.sliceSeq)
+		res, err := call(ctx, l.cfg, l.f, o)
+		if err != nil || res.published || res.keep {
+			return err
+		}
+		if err := held(); err != nil {
+			return err
+		}
+		return publish(ctx, l.js, l.cfg, o, res)
+	})
 }
 
 // publish records res as the service's slice about o.

@@ -63,7 +63,8 @@ func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
 // slice is published too, so that a triggered reconcile and Run's publish in the order
 // they acted. Run read the object before the lock was free, and a triggered reconcile may
 // have acted on a newer spec meanwhile, so f never gets an older spec than the reconcile
-// before it did: a spec changed since (e.g. annotations) is read again, and one of a newer
+// before it did: a spec or own slice changed since (e.g. annotations, a triggered
+// reconcile's slice) is read again, and one of a newer
 // generation, which Run's slice could not be labelled with, fails this reconcile with
 // [ErrSuperseded] for a retry; the newer record's own message is then already queued
 // behind it.
@@ -79,7 +80,11 @@ func (t *Trigger) Func() Func {
 			if err != nil {
 				return Result{}, fmt.Errorf("read spec of %s: %w", o.Ref, err)
 			}
-			stale = latest.Seq != o.Spec.Seq
+			own, err := events.LastStatusFromLeader(ctx, t.js, o.Ref, t.cfg.Service)
+			if err != nil && !errors.Is(err, events.ErrNotFound) {
+				return Result{}, err
+			}
+			stale = latest.Seq != o.Spec.Seq || own.Seq != o.sliceSeq // a triggered reconcile published meanwhile
 		}
 		if stale {
 			fresh, found, err := readObject(ctx, t.js, t.cfg, o.Ref)
@@ -91,6 +96,7 @@ func (t *Trigger) Func() Func {
 			}
 			fresh.byMessage = o.byMessage
 			o = fresh
+			ctx = events.FenceStatus(ctx, o.Ref, t.cfg.Service, o.sliceSeq)
 		}
 		res, err := call(ctx, t.cfg, t.f, o)
 		if err != nil || res.keep {
@@ -265,7 +271,11 @@ func readObject(ctx context.Context, js jetstream.JetStream, cfg Config, ref eve
 	errs := make([]error, len(services))
 	var wg sync.WaitGroup
 	for i, svc := range services {
-		wg.Go(func() { statuses[i], errs[i] = events.LastStatus(ctx, js, ref, svc) })
+		read := events.LastStatus
+		if i == 0 {
+			read = events.LastStatusFromLeader // the fence of what the reconcile publishes
+		}
+		wg.Go(func() { statuses[i], errs[i] = read(ctx, js, ref, svc) })
 	}
 	rec, err := events.LastSpec(ctx, js, ref)
 	wg.Wait()
@@ -282,7 +292,7 @@ func readObject(ctx context.Context, js jetstream.JetStream, cfg Config, ref eve
 	if err := json.Unmarshal(rec.Body, &head); err != nil {
 		return Object{}, false, fmt.Errorf("%w: decode spec of %s: %v", events.ErrPermanent, ref, err)
 	}
-	o = Object{Ref: ref, Spec: rec, Meta: head.Metadata, Slices: map[string]events.Slice{}}
+	o = Object{Ref: ref, Spec: rec, Meta: head.Metadata, Slices: map[string]events.Slice{}, sliceSeq: statuses[0].Seq}
 	for i, svc := range services {
 		if errors.Is(errs[i], events.ErrNotFound) {
 			continue

@@ -1,0 +1,247 @@
+package reconcile
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vmop/vmop/pkg/events"
+)
+
+// Any number of replicas of a service may run. While one reconciles an object it holds
+// the object's lease, a key in the service's lease bucket (events.LeaseBucket) naming
+// the replica: created only when absent, renewed every LeaseTTL/3 with a
+// compare-and-swap on its revision, deleted when the reconcile ends, expiring LeaseTTL
+// after a dead holder's last renewal. So at most one replica acts on an object at a
+// time. A holder that cannot renew in time takes its lease as lost and publishes
+// nothing more; the status fence (events.FenceStatus) refuses a slice it published
+// meanwhile once another replica's is there.
+
+// errLeaseLost fails a reconcile whose lease could not be renewed in time.
+var errLeaseLost = errors.New("the object's lease was lost")
+
+// Waiting for a lease another replica holds: polled with a growing interval, since the
+// holder's reconcile usually ends within milliseconds.
+const (
+	leaseFirstPoll = 5 * time.Millisecond
+	leaseMaxPoll   = 250 * time.Millisecond
+)
+
+// leaseSet is one process's leases of one service. Reconciles of one object within the
+// process share its lease (their order is the object lock's business, see Trigger).
+type leaseSet struct {
+	js      jetstream.JetStream
+	service string
+	holder  string
+
+	opening sync.Mutex
+	kv      jetstream.KeyValue // nil until opened
+
+	mu   sync.Mutex
+	held map[string]*lease
+}
+
+type lease struct {
+	users int
+	ready chan struct{} // closed once taken or failed
+	err   error
+	rev   uint64             // owned by the renewer while it runs
+	lost  context.Context    // cancelled when a renewal fails for LeaseTTL
+	stop  context.CancelFunc // stops the renewer
+	done  chan struct{}      // closed when the renewer returned
+}
+
+type leaseSetKey struct {
+	js      jetstream.JetStream
+	service string
+}
+
+// leaseSets are the process's lease sets by connection and service: a service's loops
+// and its Trigger share one, whoever asks first.
+var leaseSets sync.Map // leaseSetKey → *leaseSet
+
+func leasesOf(js jetstream.JetStream, service string) *leaseSet {
+	k := leaseSetKey{js, service}
+	if s, ok := leaseSets.Load(k); ok {
+		return s.(*leaseSet)
+	}
+	s, _ := leaseSets.LoadOrStore(k, &leaseSet{js: js, service: service, holder: replicaID(), held: map[string]*lease{}})
+	return s.(*leaseSet)
+}
+
+// replicaID names this process in leases: host, pid and a random part, unique even
+// when a restarted replica reuses its pid.
+func replicaID() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// bucket opens the lease bucket on first use; a failure is tried again by the next.
+func (s *leaseSet) bucket(ctx context.Context) (jetstream.KeyValue, error) {
+	s.opening.Lock()
+	defer s.opening.Unlock()
+	if s.kv != nil {
+		return s.kv, nil
+	}
+	kv, err := events.Leases(ctx, s.js, s.service)
+	if err != nil {
+		return nil, err
+	}
+	s.kv = kv
+	return kv, nil
+}
+
+// hold runs f holding ref's lease. f gets the caller's ctx unchanged (services start
+// work that outlives the reconcile with it, e.g. Trigger.RequestAt) and held, which
+// returns errLeaseLost once the lease could not be renewed in time: f checks it before
+// it publishes.
+func (s *leaseSet) hold(ctx context.Context, ref events.Ref, f func(held func() error) error) error {
+	key := events.LeaseKey(ref)
+	l, err := s.acquire(ctx, key)
+	if err != nil {
+		return fmt.Errorf("lease of %s: %w", ref, err)
+	}
+	defer s.release(key, l)
+	return f(func() error {
+		if l.lost.Err() != nil {
+			return fmt.Errorf("%s: %w", ref, errLeaseLost)
+		}
+		return nil
+	})
+}
+
+func (s *leaseSet) acquire(ctx context.Context, key string) (*lease, error) {
+	s.mu.Lock()
+	l := s.held[key]
+	if l != nil {
+		l.users++
+		s.mu.Unlock()
+		select {
+		case <-l.ready:
+		case <-ctx.Done():
+			s.drop(key, l)
+			return nil, ctx.Err()
+		}
+		if l.err != nil {
+			s.drop(key, l)
+			return nil, l.err
+		}
+		return l, nil
+	}
+	l = &lease{users: 1, ready: make(chan struct{}), done: make(chan struct{})}
+	s.held[key] = l
+	s.mu.Unlock()
+	l.rev, l.err = s.take(ctx, key)
+	if l.err != nil {
+		close(l.ready)
+		s.drop(key, l)
+		return nil, l.err
+	}
+	var lose context.CancelFunc
+	l.lost, lose = context.WithCancel(context.Background())
+	var renewing context.Context
+	renewing, l.stop = context.WithCancel(context.Background())
+	go s.renew(renewing, key, l, lose)
+	close(l.ready)
+	return l, nil
+}
+
+// take creates key, waiting while another replica holds it.
+func (s *leaseSet) take(ctx context.Context, key string) (uint64, error) {
+	kv, err := s.bucket(ctx)
+	if err != nil {
+		return 0, err
+	}
+	poll := leaseFirstPoll
+	for {
+		rev, err := kv.Create(ctx, key, []byte(s.holder))
+		if !held(err) {
+			return rev, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(poll):
+		}
+		poll = min(2*poll, leaseMaxPoll)
+	}
+}
+
+// held reports whether a Create failed because the key exists. Create re-creates a
+// deleted key at its delete marker's revision; losing that race to another replica
+// comes back as the bare wrong-last-sequence error (10071, or 10164 when replicated).
+func held(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.As(err, &apiErr) &&
+		(apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// renew keeps the lease until stopped; it cancels lost when no renewal succeeded for
+// LeaseTTL (the entry may have expired and another replica taken it).
+func (s *leaseSet) renew(ctx context.Context, key string, l *lease, lose context.CancelFunc) {
+	defer close(l.done)
+	every := events.LeaseTTL / 3
+	renewed := time.Now()
+	t := time.NewTicker(every / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if time.Since(renewed) < every {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, every)
+		rev, err := s.kv.Update(rctx, key, []byte(s.holder), l.rev)
+		cancel()
+		switch {
+		case err == nil:
+			l.rev, renewed = rev, time.Now()
+		case errors.Is(err, jetstream.ErrKeyRevisionMismatch), time.Since(renewed) >= events.LeaseTTL:
+			lose() // another replica holds it now, or may
+			return
+		}
+	}
+}
+
+// release gives the lease back once its last user in the process is done.
+func (s *leaseSet) release(key string, l *lease) {
+	if !s.drop(key, l) {
+		return
+	}
+	l.stop()
+	<-l.done
+	if l.lost.Err() != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), events.LeaseTTL)
+	defer cancel()
+	// A failed delete only leaves the entry to expire.
+	_ = s.kv.Delete(ctx, key, jetstream.LastRevision(l.rev))
+}
+
+// drop counts a user of l out and reports whether it was the last.
+func (s *leaseSet) drop(key string, l *lease) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l.users--
+	if l.users > 0 {
+		return false
+	}
+	if s.held[key] == l {
+		delete(s.held, key)
+	}
+	return true
+}
