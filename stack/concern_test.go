@@ -63,7 +63,7 @@ spec:
 	tp.waitPower("my-vm", "PoweredOn")
 	settled := tp.waitAllObserved("my-vm")
 
-	before := vcenterCalls(t)
+	before := vcenterCallsByClient(t)
 	tp.kubectl("patch", "vm", "my-vm", "-n", "my-namespace", "--type=json", "-p",
 		`[{"op":"add","path":"/spec/volumes/-","value":{"name":"my-disk-1","persistentVolumeClaim":{"claimName":"my-pvc"}}}]`)
 	tp.eventually("my-disk-1 attached", func() bool {
@@ -73,7 +73,7 @@ spec:
 	if gen := tp.waitAllObserved("my-vm"); gen <= settled {
 		t.Fatalf("generation %d after the volume change, want more than %d", gen, settled)
 	}
-	after := vcenterCalls(t)
+	after := vcenterCallsByClient(t)
 	for _, svc := range []string{model.ServicePlacement, model.ServiceNetwork, model.ServicePower, model.ServiceCrypto} {
 		if made := callsSince(before, after, svc); len(made) > 0 {
 			t.Errorf("%s called vCenter for a volume change: %v", svc, made)
@@ -106,9 +106,9 @@ func (tp *topology) waitAllObserved(name string) int64 {
 	return gen
 }
 
-// vcenterCalls reads vmop_vcenter_calls_total by client and method, without the watches'
+// vcenterCallsByClient reads vmop_vcenter_calls_total by client and method, without the watches'
 // long polls.
-func vcenterCalls(t *testing.T) map[string]float64 {
+func vcenterCallsByClient(t *testing.T) map[string]float64 {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	for _, c := range vcenter.Collectors() {
