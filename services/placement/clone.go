@@ -61,18 +61,8 @@ func (r *reconciler) clone(ctx context.Context, folder *object.Folder, id vmIden
 		}
 	}
 	attrs = append(attrs, attribute.String("vcenter.template", img.itemID), attribute.String("vcenter.disk_move_type", spec.Location.DiskMoveType))
-	var ref types.ManagedObjectReference
-	err = traced(ctx, spanClone, func(ctx context.Context) error {
-		task, err := template.Clone(ctx, folder, id.name, spec)
-		if err != nil {
-			return err
-		}
-		info, err := vcenter.WaitTask(ctx, task)
-		if err != nil {
-			return err
-		}
-		ref = info.Result.(types.ManagedObjectReference)
-		return nil
+	ref, err := tracedTask(ctx, spanClone, func(ctx context.Context) (*object.Task, error) {
+		return template.Clone(ctx, folder, id.name, spec)
 	}, attrs...)
 	if err != nil {
 		return types.ManagedObjectReference{}, fmt.Errorf("clone %s %s (template VM %s): %w", img.kind, img.name, img.itemID, err)

@@ -86,18 +86,8 @@ func (r *reconciler) createEmpty(ctx context.Context, folder *object.Folder, id 
 	}
 	pool := object.NewResourcePool(r.vc.c.Client, ch.zone.pool)
 	host := object.NewHostSystem(r.vc.c.Client, ch.host.ref)
-	var ref types.ManagedObjectReference
-	err := traced(ctx, spanCreateVM, func(ctx context.Context) error {
-		task, err := folder.CreateVM(ctx, cs, pool, host)
-		if err != nil {
-			return err
-		}
-		info, err := vcenter.WaitTask(ctx, task)
-		if err != nil {
-			return err
-		}
-		ref = info.Result.(types.ManagedObjectReference)
-		return nil
+	ref, err := tracedTask(ctx, spanCreateVM, func(ctx context.Context) (*object.Task, error) {
+		return folder.CreateVM(ctx, cs, pool, host)
 	}, attrs...)
 	if err != nil {
 		return types.ManagedObjectReference{}, fmt.Errorf("create VM %s: %w", id.name, err)

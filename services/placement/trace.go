@@ -3,10 +3,14 @@ package placement
 import (
 	"context"
 
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/types"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 const tracerName = "github.com/vmop/vmop/services/placement"
@@ -40,6 +44,25 @@ func traced(ctx context.Context, name string, f func(context.Context) error, att
 		span.SetStatus(codes.Error, err.Error())
 	}
 	return err
+}
+
+// tracedTask runs, under a span, the vCenter task start begins and returns the object it
+// made (the created or cloned VM).
+func tracedTask(ctx context.Context, name string, start func(context.Context) (*object.Task, error), attrs ...attribute.KeyValue) (types.ManagedObjectReference, error) {
+	var ref types.ManagedObjectReference
+	err := traced(ctx, name, func(ctx context.Context) error {
+		task, err := start(ctx)
+		if err != nil {
+			return err
+		}
+		info, err := vcenter.WaitTask(ctx, task)
+		if err != nil {
+			return err
+		}
+		ref = info.Result.(types.ManagedObjectReference)
+		return nil
+	}, attrs...)
+	return ref, err
 }
 
 // objectAttr names the VirtualMachine a span works for.
