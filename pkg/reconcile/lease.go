@@ -100,23 +100,34 @@ func (s *leaseSet) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	return kv, nil
 }
 
-// hold runs f holding ref's lease. f gets the caller's ctx unchanged (services start
-// work that outlives the reconcile with it, e.g. Trigger.RequestAt) and held, which
-// returns errLeaseLost once the lease could not be renewed in time: f checks it before
-// it publishes.
-func (s *leaseSet) hold(ctx context.Context, ref events.Ref, f func(held func() error) error) error {
+// hold runs f holding ref's lease. f gets the caller's ctx (services start work that
+// outlives the reconcile with it, e.g. Trigger.RequestAt), not cancelled by a lost lease
+// but carrying it: publish checks it (leaseHeld), whichever path publishes.
+func (s *leaseSet) hold(ctx context.Context, ref events.Ref, f func(ctx context.Context) error) error {
 	key := events.LeaseKey(ref)
 	l, err := s.acquire(ctx, key)
 	if err != nil {
 		return fmt.Errorf("lease of %s: %w", ref, err)
 	}
 	defer s.release(key, l)
-	return f(func() error {
-		if l.lost.Err() != nil {
-			return fmt.Errorf("%s: %w", ref, errLeaseLost)
-		}
-		return nil
-	})
+	return f(context.WithValue(ctx, heldLeaseKey{}, heldLease{ref: ref, lost: l.lost}))
+}
+
+type heldLeaseKey struct{}
+
+type heldLease struct {
+	ref  events.Ref
+	lost context.Context
+}
+
+// leaseHeld is errLeaseLost once the lease ctx's reconcile holds could not be renewed in
+// time; nil while it holds, or outside a lease.
+func leaseHeld(ctx context.Context) error {
+	h, ok := ctx.Value(heldLeaseKey{}).(heldLease)
+	if ok && h.lost.Err() != nil {
+		return fmt.Errorf("%s: %w", h.ref, errLeaseLost)
+	}
+	return nil
 }
 
 func (s *leaseSet) acquire(ctx context.Context, key string) (*lease, error) {
@@ -140,7 +151,8 @@ func (s *leaseSet) acquire(ctx context.Context, key string) (*lease, error) {
 	l = &lease{users: 1, ready: make(chan struct{}), done: make(chan struct{})}
 	s.held[key] = l
 	s.mu.Unlock()
-	l.rev, l.err = s.take(ctx, key)
+	var taken time.Time
+	l.rev, taken, l.err = s.take(ctx, key)
 	if l.err != nil {
 		close(l.ready)
 		s.drop(key, l)
@@ -150,26 +162,28 @@ func (s *leaseSet) acquire(ctx context.Context, key string) (*lease, error) {
 	l.lost, lose = context.WithCancel(context.Background())
 	var renewing context.Context
 	renewing, l.stop = context.WithCancel(context.Background())
-	go s.renew(renewing, key, l, lose)
+	go s.renew(renewing, key, l, taken, lose)
 	close(l.ready)
 	return l, nil
 }
 
-// take creates key, waiting while another replica holds it.
-func (s *leaseSet) take(ctx context.Context, key string) (uint64, error) {
+// take creates key, waiting while another replica holds it; it returns when the
+// successful create was sent, which the entry's age on the server counts from.
+func (s *leaseSet) take(ctx context.Context, key string) (uint64, time.Time, error) {
 	kv, err := s.bucket(ctx)
 	if err != nil {
-		return 0, err
+		return 0, time.Time{}, err
 	}
 	poll := leaseFirstPoll
 	for {
+		sent := time.Now()
 		rev, err := kv.Create(ctx, key, []byte(s.holder))
 		if !held(err) {
-			return rev, err
+			return rev, sent, err
 		}
 		select {
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return 0, time.Time{}, ctx.Err()
 		case <-time.After(poll):
 		}
 		poll = min(2*poll, leaseMaxPoll)
@@ -186,12 +200,13 @@ func held(err error) bool {
 			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
-// renew keeps the lease until stopped; it cancels lost when no renewal succeeded for
-// LeaseTTL (the entry may have expired and another replica taken it).
-func (s *leaseSet) renew(ctx context.Context, key string, l *lease, lose context.CancelFunc) {
+// renew keeps the lease until stopped. The entry's age counts from when the write that
+// made it was sent (renewed), so the lease is taken as lost (lose) once no renewal has
+// succeeded for LeaseTTL less a margin of one renewal period: before the entry can expire
+// and another replica take it, not after.
+func (s *leaseSet) renew(ctx context.Context, key string, l *lease, renewed time.Time, lose context.CancelFunc) {
 	defer close(l.done)
 	every := events.LeaseTTL / 3
-	renewed := time.Now()
 	t := time.NewTicker(every / 4)
 	defer t.Stop()
 	for {
@@ -200,17 +215,22 @@ func (s *leaseSet) renew(ctx context.Context, key string, l *lease, lose context
 			return
 		case <-t.C:
 		}
-		if time.Since(renewed) < every {
+		switch age := time.Since(renewed); {
+		case age >= events.LeaseTTL-every:
+			lose() // it may expire before another renewal could land
+			return
+		case age < every:
 			continue
 		}
-		rctx, cancel := context.WithTimeout(ctx, every)
+		rctx, cancel := context.WithTimeout(ctx, every/2)
+		sent := time.Now()
 		rev, err := s.kv.Update(rctx, key, []byte(s.holder), l.rev)
 		cancel()
 		switch {
 		case err == nil:
-			l.rev, renewed = rev, time.Now()
-		case errors.Is(err, jetstream.ErrKeyRevisionMismatch), time.Since(renewed) >= events.LeaseTTL:
-			lose() // another replica holds it now, or may
+			l.rev, renewed = rev, sent
+		case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+			lose() // another replica holds it now
 			return
 		}
 	}

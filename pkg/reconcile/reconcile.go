@@ -267,26 +267,27 @@ func (l *loop) reconcileMessage(ctx context.Context, ref events.Ref) error {
 }
 
 func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bool) error {
-	return leasesOf(l.js, l.cfg.Service).hold(ctx, ref, func(held func() error) error {
+	return leasesOf(l.js, l.cfg.Service).hold(ctx, ref, func(ctx context.Context) error {
 		o, found, err := readObject(ctx, l.js, l.cfg, ref)
 		if err != nil || !found || o.released(l.cfg.Service) {
 			return err
 		}
 		o.byMessage = byMessage
-		ctx := events.FenceStatus(ctx, ref, l.cfg.Service, o.sliceSeq)
+		ctx = events.FenceStatus(ctx, ref, l.cfg.Service, o.sliceSeq)
 		res, err := call(ctx, l.cfg, l.f, o)
 		if err != nil || res.published || res.keep {
-			return err
-		}
-		if err := held(); err != nil {
 			return err
 		}
 		return publish(ctx, l.js, l.cfg, o, res)
 	})
 }
 
-// publish records res as the service's slice about o.
+// publish records res as the service's slice about o, unless the reconcile lost the
+// object's lease meanwhile (another replica may act on it now).
 func publish(ctx context.Context, js jetstream.JetStream, cfg Config, o Object, res Result) error {
+	if err := leaseHeld(ctx); err != nil {
+		return err
+	}
 	slice := events.Slice{Service: cfg.Service, UID: o.Meta.UID, Generation: cmp.Or(res.generation, o.Meta.Generation), Released: res.Released,
 		Digest: res.digest}
 	if res.Status != nil {
