@@ -18,13 +18,14 @@ import (
 // spec.advanced.bootDiskCapacity) and spec.advanced.changeBlockTracking, which changes
 // only while the VM is off, in one reconfigure, and sets
 // VirtualMachineHardwareDeviceConfigVerified. It returns the VM as read after a change.
-func (h *handler) syncAdvanced(ctx context.Context, vm *model.VirtualMachine, vcVM *object.VirtualMachine, mvm mo.VirtualMachine, conds *reconcile.ConditionSet) (mo.VirtualMachine, error) {
+func (h *handler) syncAdvanced(ctx context.Context, vm *model.VirtualMachine, vcVM *object.VirtualMachine, mvm mo.VirtualMachine, conds *reconcile.ConditionSet) (_ mo.VirtualMachine, bootDiskMissing bool, _ error) {
 	devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
 	var problems []string
 	changes, problem, err := h.addBootDisk(ctx, vm, mvm)
 	if err != nil {
-		return mvm, err
+		return mvm, false, err
 	}
+	bootDiskMissing = len(changes) > 0 || problem != ""
 	problems = appendProblem(problems, problem)
 	if len(changes) == 0 {
 		grow, problem := growBootDisk(vm, devices)
@@ -53,10 +54,11 @@ func (h *handler) syncAdvanced(ctx context.Context, vm *model.VirtualMachine, vc
 		case vcenter.IsFault(err):
 			problems = append(problems, fmt.Sprintf("reconfiguring the boot disk or changed block tracking failed: %v", err))
 		case err != nil:
-			return mvm, fmt.Errorf("reconfigure VM %s: %w", vcVM.Reference().Value, err)
+			return mvm, bootDiskMissing, fmt.Errorf("reconfigure VM %s: %w", vcVM.Reference().Value, err)
 		default:
+			bootDiskMissing = false
 			if mvm, _, err = readVM(ctx, h.vc, vcVM.Reference().Value, ""); err != nil {
-				return mvm, err
+				return mvm, false, err
 			}
 		}
 	}
@@ -65,7 +67,7 @@ func (h *handler) syncAdvanced(ctx context.Context, vm *model.VirtualMachine, vc
 	} else {
 		conds.Set(model.ConditionHardwareDeviceConfigVerified, metav1.ConditionTrue, "", "")
 	}
-	return mvm, nil
+	return mvm, bootDiskMissing, nil
 }
 
 func appendProblem(problems []string, p string) []string {

@@ -87,11 +87,15 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		}
 	}
 
-	// The boot disk comes before the upgrade, which back-fills it like an image's disk.
-	if mvm, err = h.syncAdvanced(ctx, &vm, vcVM, mvm, conds); err != nil {
+	// The boot disk comes before the upgrade, which back-fills it like an image's disk:
+	// an upgraded VM never gets one, so the upgrade waits while it is missing.
+	mvm, bootDiskMissing, err := h.syncAdvanced(ctx, &vm, vcVM, mvm, conds)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := h.register.upgrade(ctx, o, &vm, mvm, vcVM, conds); err != nil {
+	if bootDiskMissing {
+		conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionFalse, model.ReasonPending, "waits for the ISO VM's boot disk")
+	} else if err := h.register.upgrade(ctx, o, &vm, mvm, vcVM, conds); err != nil {
 		return reconcile.Result{}, err
 	}
 	if err := h.ensureInstanceClaims(ctx, &vm); err != nil {

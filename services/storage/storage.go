@@ -107,8 +107,9 @@ func vmLoopConfig(log *slog.Logger) reconcile.Config {
 		// power's: a VM powered off takes the changed block tracking and the controller
 		// changes that waited for it.
 		Inputs: []string{model.ServicePlacement, model.ServiceCrypto, model.ServicePower},
-		// a claim bound, grown or deleted changes the volumes of the VMs of its namespace
-		Related: []string{"storageclasses", pluralClaims},
+		// a claim bound, grown or deleted changes the volumes of the VMs of its namespace;
+		// an image a CD-ROM names may come later, and the class sizes an ISO VM's boot disk
+		Related: []string{"storageclasses", pluralClaims, pluralImages, pluralClusterImages, "virtualmachineclasses"},
 		Resync:  resync,
 		Logger:  log,
 	}
