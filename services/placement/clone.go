@@ -8,6 +8,7 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 	"go.opentelemetry.io/otel/attribute"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/vcenter"
@@ -70,18 +71,38 @@ func (r *reconciler) clone(ctx context.Context, folder *object.Folder, id vmIden
 	if upgradeTo == "" {
 		return ref, nil
 	}
-	err = traced(ctx, spanUpgradeVM, func(ctx context.Context) error {
-		task, err := object.NewVirtualMachine(r.vc.c.Client, ref).UpgradeVM(ctx, upgradeTo)
+	return ref, r.upgradeClone(ctx, id, ref, upgradeTo)
+}
+
+func (r *reconciler) upgradeClone(ctx context.Context, id vmIdentity, ref types.ManagedObjectReference, version string) error {
+	err := traced(ctx, spanUpgradeVM, func(ctx context.Context) error {
+		task, err := object.NewVirtualMachine(r.vc.c.Client, ref).UpgradeVM(ctx, version)
 		if err != nil {
 			return err
 		}
 		_, err = vcenter.WaitTask(ctx, task)
 		return err
-	}, objectAttr(id.namespace, id.name), attribute.String("vcenter.version", upgradeTo))
+	}, objectAttr(id.namespace, id.name), attribute.String("vcenter.version", version))
 	if err != nil {
-		return types.ManagedObjectReference{}, fmt.Errorf("upgrade the clone %s to %s: %w", ref.Value, upgradeTo, err)
+		return fmt.Errorf("upgrade the clone %s to %s: %w", ref.Value, version, err)
 	}
-	return ref, nil
+	return nil
+}
+
+// finishClone upgrades a clone found again before it was reported created whose hardware
+// version is below the create's (the class's, the passthrough minimum or
+// spec.minHardwareVersion): a crash or a failed UpgradeVM_Task cut the clone's upgrade
+// off, and power raises a VM only to spec.minHardwareVersion.
+func (r *reconciler) finishClone(ctx context.Context, id vmIdentity, vm *model.VirtualMachine, cls *class, img *image, v *vmState, prev []metav1.Condition) error {
+	if img == nil || img.typ != model.ImageTypeVM || cls == nil || createdReported(prev) ||
+		v.powerState != types.VirtualMachinePowerStatePoweredOff {
+		return nil
+	}
+	want := createVersion(vm.Spec.MinHardwareVersion, cls.hw, img.hardwareVersion)
+	if hardwareVersion(v.version) >= want {
+		return nil
+	}
+	return r.upgradeClone(ctx, id, v.ref, fmt.Sprintf("vmx-%d", want))
 }
 
 // cloneHow is what the VM's object asks of a clone: linked or full (the fast-deploy

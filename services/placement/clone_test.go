@@ -175,6 +175,40 @@ func TestRepeatedReconcileAdoptsClone(t *testing.T) {
 	}
 }
 
+// A clone found again before it was reported created, below the hardware version its
+// create asks for (a crash cut its UpgradeVM_Task off), is upgraded then: power would
+// raise it only to spec.minHardwareVersion, not to a class's version.
+func TestCloneFoundBeforeItsUpgradeIsUpgraded(t *testing.T) {
+	h := newHarness(t)
+	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
+	image := imageNamed(t, testNamespace, inventory.PhotonTemplate)
+	h.seedObject("VirtualMachineImage", testNamespace, image, "")
+	h.seedObject("StorageClass", "", testStorageClass, "")
+	r := h.newTestReconciler()
+	v := newTestVM("cut-upgrade")
+	v.image = image
+	h.putVM(v, false) // cloned at the template's vmx-19
+	if _, err := r.reconcile(h.ctx, h.object(v.ref)); err != nil {
+		t.Fatal(err)
+	}
+	obj := v.object(1, false)
+	obj["spec"].(map[string]any)["minHardwareVersion"] = 20
+	h.append(v.ref, obj)
+	o := h.object(v.ref)
+	delete(o.Slices, model.ServicePlacement) // the create was never reported
+	res, err := r.reconcile(h.ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := statusOf(t, res); !isTrue(st, model.ConditionCreated) {
+		t.Fatalf("Created = %+v", condition(st, model.ConditionCreated))
+	}
+	vms := h.vmsOf(v.uid)
+	if len(vms) != 1 || vms[0].Config.Version != "vmx-20" {
+		t.Fatalf("%d VMs; want one at vmx-20, got %v", len(vms), vms)
+	}
+}
+
 // A template's vTPM is copied for vTPMMode Clone and replaced for New; a template without
 // one gets no policy (vcsim takes the policy and ignores it: the spec is what is checked).
 func TestTPMProvisionPolicy(t *testing.T) {

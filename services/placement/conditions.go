@@ -90,6 +90,16 @@ func createAttempted(prev []metav1.Condition) bool {
 	return false
 }
 
+// createdReported reports whether prev shows the VM created (Created True).
+func createdReported(prev []metav1.Condition) bool {
+	for _, p := range prev {
+		if p.Type == model.ConditionCreated {
+			return p.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
 // searchByName says whether findVM may look for the VM by name: once a create was
 // attempted (or, deleting, always) and none is in flight.
 func searchByName(prev []metav1.Condition, deleting bool, now time.Time, grace time.Duration) bool {

@@ -106,6 +106,9 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 				return reconcile.Result{}, fmt.Errorf("VM %s of %s/%s vanished while it was configured", ref.Value, id.namespace, id.name)
 			}
 		}
+		if err := r.finishClone(ctx, id, vm, cls, img, found, prev.Conditions); err != nil {
+			return reconcile.Result{}, err
+		}
 		res, err := r.created(ctx, t, vm, found, policy, st, conds, done)
 		if err == nil && !rulesKept(prev, st.UniqueID) {
 			err = r.keepRules(ctx, t, id, vm, st)

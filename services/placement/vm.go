@@ -27,10 +27,11 @@ type vmState struct {
 	host, pool   *types.ManagedObjectReference
 	powerState   types.VirtualMachinePowerState
 	guestID      string // config.guestId: what compute policies match the guest by
+	version      string // config.version, e.g. "vmx-19"
 	uid          string // ExtraConfig vcenter.KeyUID; read only for a VM found by name
 }
 
-var vmProps = []string{"config.uuid", "config.instanceUuid", "config.createDate", "config.guestId",
+var vmProps = []string{"config.uuid", "config.instanceUuid", "config.createDate", "config.guestId", "config.version",
 	"runtime.host", "runtime.powerState", "resourcePool"}
 
 // errForeignVM: the VM's name is taken in its namespace folder by a VM of another object
@@ -113,7 +114,7 @@ func (r *reconciler) read(ctx context.Context, moref, instanceUUID string, withU
 	}
 	v := &vmState{ref: found.Reference(), host: vm.Runtime.Host, pool: vm.ResourcePool, powerState: vm.Runtime.PowerState}
 	if c := vm.Config; c != nil {
-		v.biosUUID, v.instanceUUID, v.guestID = c.Uuid, c.InstanceUuid, c.GuestId
+		v.biosUUID, v.instanceUUID, v.guestID, v.version = c.Uuid, c.InstanceUuid, c.GuestId, c.Version
 		v.created = c.CreateDate
 		for _, o := range c.ExtraConfig {
 			if ov := o.GetOptionValue(); ov.Key == vcenter.KeyUID {
