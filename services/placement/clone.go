@@ -99,7 +99,7 @@ func (r *reconciler) finishClone(ctx context.Context, id vmIdentity, vm *model.V
 		return nil
 	}
 	want := createVersion(vm.Spec.MinHardwareVersion, cls.hw, img.hardwareVersion)
-	if hardwareVersion(v.version) >= want {
+	if vcenter.HardwareVersion(v.version) >= want {
 		return nil
 	}
 	return r.upgradeClone(ctx, id, v.ref, fmt.Sprintf("vmx-%d", want))

@@ -61,7 +61,7 @@ const passthroughHardwareVersion = 17
 // minimum.
 func createVersion(minimum int32, hw vcenter.ClassHardware, imageHW int32) int32 {
 	v := imageHW
-	if cv := hardwareVersion(hw.Version); cv > 0 {
+	if cv := vcenter.HardwareVersion(hw.Version); cv > 0 {
 		v = cv
 	} else if len(hw.Passthrough) > 0 && v < passthroughHardwareVersion {
 		v = passthroughHardwareVersion

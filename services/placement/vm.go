@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vmware/govmomi/object"
@@ -184,13 +182,4 @@ func (r *reconciler) zoneOfPool(ctx context.Context, t *topology, pool types.Man
 		}
 	}
 	return "", nil // outside every zone
-}
-
-// hardwareVersion turns "vmx-19" into 19; 0 when it is no vmx version.
-func hardwareVersion(v string) int32 {
-	n, err := strconv.ParseInt(strings.TrimPrefix(v, "vmx-"), 10, 32)
-	if err != nil || !strings.HasPrefix(v, "vmx-") {
-		return 0
-	}
-	return int32(n)
 }

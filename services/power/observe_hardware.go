@@ -27,7 +27,7 @@ type vmHardware struct {
 // hardwareOf reads cfg's hardwareProperties and adds the vGPUs and the hardware version to
 // the status.
 func hardwareOf(cfg *types.VirtualMachineConfigInfo, st *model.VirtualMachineHardwareStatus) vmHardware {
-	hw := vmHardware{devices: cfg.Hardware.Device, version: hardwareVersion(cfg.Version),
+	hw := vmHardware{devices: cfg.Hardware.Device, version: vcenter.HardwareVersion(cfg.Version),
 		bootOptions: cfg.BootOptions, firmware: cfg.Firmware}
 	for _, o := range cfg.ExtraConfig {
 		if opt := o.GetOptionValue(); opt.Key == vcenter.KeyClassExtraConfig {
@@ -75,13 +75,4 @@ func passthroughOf(devices []types.BaseVirtualDevice) []*types.VirtualPCIPassthr
 		}
 	}
 	return out
-}
-
-// hardwareVersion turns "vmx-19" into 19; 0 when it is no hardware version.
-func hardwareVersion(s string) int32 {
-	v, err := types.ParseHardwareVersion(s)
-	if err != nil {
-		return 0
-	}
-	return int32(v)
 }
