@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 
@@ -161,8 +160,42 @@ func forgetObservedGenerations(status any) {
 // atGeneration is a previous slice's status (about generation prev) with its conditions
 // about generation instead: what they say holds for it, since nothing they rest on
 // changed. Only those numbers change, byte for byte, so that the service's next reconcile
-// of the same state publishes nothing new.
+// of the same state publishes nothing new; other observedGenerations in the status (e.g.
+// status.policies', another object's) are left alone.
 func atGeneration(status json.RawMessage, prev, generation int64) json.RawMessage {
-	observed := regexp.MustCompile(`([^\\])"observedGeneration":` + strconv.FormatInt(prev, 10) + `([,}])`)
-	return observed.ReplaceAll(status, []byte(`${1}"observedGeneration":`+strconv.FormatInt(generation, 10)+`${2}`))
+	start, end, ok := conditionsValue(status)
+	if !ok {
+		return status
+	}
+	out := slices.Clone(status[:start])
+	conds := status[start:end]
+	for _, closer := range []string{",", "}"} {
+		conds = bytes.ReplaceAll(conds,
+			[]byte(`"observedGeneration":`+strconv.FormatInt(prev, 10)+closer),
+			[]byte(`"observedGeneration":`+strconv.FormatInt(generation, 10)+closer))
+	}
+	return append(append(out, conds...), status[end:]...)
+}
+
+// conditionsValue is where the value of the status object's "conditions" lies in status.
+func conditionsValue(status []byte) (start, end int, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(status))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0, 0, false
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return 0, 0, false
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return 0, 0, false
+		}
+		if key == "conditions" {
+			end := int(dec.InputOffset())
+			return end - len(value), end, true
+		}
+	}
+	return 0, 0, false
 }
