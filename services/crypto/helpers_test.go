@@ -18,6 +18,8 @@ import (
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/inventory/deploytest"
 	"github.com/vmop/vmop/pkg/model"
+
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // synced waits for v's crypto slice of its current generation with EncryptionSynced of
@@ -41,7 +43,7 @@ func keys(t *testing.T, vm *object.VirtualMachine) (home *types.CryptoKeyId, dis
 	for _, d := range mvm.Config.Hardware.Device {
 		switch d := d.(type) {
 		case *types.VirtualDisk:
-			disks = append(disks, diskKey(d))
+			disks = append(disks, vcenter.BackingOf(d).KeyID)
 		case *types.VirtualTPM:
 			vtpm = true
 		}

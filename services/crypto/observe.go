@@ -4,6 +4,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // observe is status.crypto as api-rules §3 defines it: Config when the VM home has a key
@@ -27,7 +28,7 @@ func observe(config *types.VirtualMachineConfigInfo) *model.VirtualMachineCrypto
 		case *types.VirtualTPM:
 			st.HasVTPM = true
 		case *types.VirtualDisk:
-			disks = disks || diskKey(d) != nil
+			disks = disks || vcenter.BackingOf(d).KeyID != nil
 		}
 	}
 	if disks {
@@ -37,17 +38,4 @@ func observe(config *types.VirtualMachineConfigInfo) *model.VirtualMachineCrypto
 		return nil
 	}
 	return st
-}
-
-// diskKey is the key that encrypts a disk, nil when none does.
-func diskKey(d *types.VirtualDisk) *types.CryptoKeyId {
-	switch b := d.Backing.(type) {
-	case *types.VirtualDiskFlatVer2BackingInfo:
-		return b.KeyId
-	case *types.VirtualDiskSeSparseBackingInfo:
-		return b.KeyId
-	case *types.VirtualDiskSparseVer2BackingInfo:
-		return b.KeyId
-	}
-	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/reconcile"
+
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // plan is what brings a VM's encryption in line with what it asks: one reconfigure (spec,
@@ -80,12 +82,12 @@ func makePlan(ask reconcile.CryptoAsk, t *target, s vmState, newKey func() types
 		p.spec.Crypto = &types.CryptoSpecShallowRecrypt{NewKeyId: key}
 		p.ops = append(p.ops, "rekey VM")
 		for _, d := range s.disks {
-			if diskKey(d) != nil {
+			if vcenter.BackingOf(d).KeyID != nil {
 				p.editDisk(d, &types.CryptoSpecShallowRecrypt{NewKeyId: key}, "")
 			}
 		}
 	}
-	if ask.EncryptDisks && slices.ContainsFunc(s.disks, func(d *types.VirtualDisk) bool { return diskKey(d) == nil }) {
+	if ask.EncryptDisks && slices.ContainsFunc(s.disks, func(d *types.VirtualDisk) bool { return vcenter.BackingOf(d).KeyID == nil }) {
 		if s.off {
 			p.ops = append(p.ops, "encrypt disks")
 			p.encryptDisks(ask, s, key)
@@ -120,7 +122,7 @@ func (p *plan) profile(ask reconcile.CryptoAsk) {
 
 func (p *plan) encryptDisks(ask reconcile.CryptoAsk, s vmState, key types.CryptoKeyId) {
 	for _, d := range s.disks {
-		if diskKey(d) == nil {
+		if vcenter.BackingOf(d).KeyID == nil {
 			p.editDisk(d, &types.CryptoSpecEncrypt{CryptoKeyId: key}, ask.StoragePolicyID)
 		}
 	}

@@ -105,7 +105,7 @@ func bootDevice(d model.BootableDevice, devices []types.BaseVirtualDevice, st mo
 				continue
 			}
 			for _, dev := range devices {
-				if disk, ok := dev.(*types.VirtualDisk); ok && diskUUID(disk) == v.DiskUUID {
+				if disk, ok := dev.(*types.VirtualDisk); ok && vcenter.BackingOf(disk).UUID == v.DiskUUID {
 					return &types.VirtualMachineBootOptionsBootableDiskDevice{DeviceKey: disk.Key}, true
 				}
 			}
@@ -119,20 +119,6 @@ func milliseconds(d *metav1.Duration) int64 {
 		return 0
 	}
 	return d.Milliseconds()
-}
-
-func diskUUID(d *types.VirtualDisk) string {
-	switch b := d.Backing.(type) {
-	case *types.VirtualDiskFlatVer2BackingInfo:
-		return b.Uuid
-	case *types.VirtualDiskSeSparseBackingInfo:
-		return b.Uuid
-	case *types.VirtualDiskSparseVer2BackingInfo:
-		return b.Uuid
-	case *types.VirtualDiskRawDiskMappingVer1BackingInfo:
-		return b.Uuid
-	}
-	return ""
 }
 
 // slicesStatus is what storage (volumes) and network (interfaces) report of the VM.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // observation is the service's part of the status, read from the VM (api-rules §3).
@@ -44,7 +45,7 @@ func classicVolumes(devices object.VirtualDeviceList, layout *types.VirtualMachi
 			continue
 		}
 		v := diskStatus(devices, disk, layout)
-		v.Name, v.Type = volumeName(backingOf(disk).fileName, disk.Key), model.VolumeTypeClassic
+		v.Name, v.Type = volumeName(vcenter.BackingOf(disk).FileName, disk.Key), model.VolumeTypeClassic
 		out = append(out, v)
 	}
 	slices.SortFunc(out, func(a, b model.VirtualMachineVolumeStatus) int { return cmp.Compare(a.DiskUUID, b.DiskUUID) })
@@ -55,23 +56,23 @@ func classicVolumes(devices object.VirtualDeviceList, layout *types.VirtualMachi
 // diskStatus is what the VM shows of a disk: attached, its UUID, place, modes, sizes and
 // key.
 func diskStatus(devices object.VirtualDeviceList, disk *types.VirtualDisk, layout *types.VirtualMachineFileLayoutEx) model.VirtualMachineVolumeStatus {
-	b := backingOf(disk)
+	b := vcenter.BackingOf(disk)
 	v := model.VirtualMachineVolumeStatus{
 		Attached:    true,
-		DiskUUID:    b.uuid,
-		DiskMode:    diskModes[types.VirtualDiskMode(b.diskMode)],
+		DiskUUID:    b.UUID,
+		DiskMode:    diskModes[types.VirtualDiskMode(b.DiskMode)],
 		SharingMode: model.VolumeSharingModeNone,
 		Limit:       bytes(disk.CapacityInBytes),
 		Requested:   bytes(disk.CapacityInBytes),
 		Used:        bytes(uniqueSize(layout, disk.Key)),
 	}
-	if b.sharing == string(types.VirtualDiskSharingSharingMultiWriter) {
+	if b.Sharing == string(types.VirtualDiskSharingSharingMultiWriter) {
 		v.SharingMode = model.VolumeSharingModeMultiWriter
 	}
-	if b.key != nil {
-		v.Crypto = &model.VirtualMachineVolumeCryptoStatus{KeyID: b.key.KeyId}
-		if b.key.ProviderId != nil {
-			v.Crypto.ProviderID = b.key.ProviderId.Id
+	if b.KeyID != nil {
+		v.Crypto = &model.VirtualMachineVolumeCryptoStatus{KeyID: b.KeyID.KeyId}
+		if b.KeyID.ProviderId != nil {
+			v.Crypto.ProviderID = b.KeyID.ProviderId.Id
 		}
 	}
 	if c := devices.FindByKey(disk.ControllerKey); c != nil && disk.UnitNumber != nil {
@@ -80,28 +81,6 @@ func diskStatus(devices object.VirtualDeviceList, disk *types.VirtualDisk, layou
 		}
 	}
 	return v
-}
-
-// diskBacking is what the status needs of a disk's backing, whatever its kind.
-type diskBacking struct {
-	fileName, uuid, diskMode, sharing string
-	key                               *types.CryptoKeyId
-}
-
-func backingOf(d *types.VirtualDisk) diskBacking {
-	switch b := d.Backing.(type) {
-	case *types.VirtualDiskFlatVer2BackingInfo:
-		return diskBacking{b.FileName, b.Uuid, b.DiskMode, b.Sharing, b.KeyId}
-	case *types.VirtualDiskSeSparseBackingInfo:
-		return diskBacking{b.FileName, b.Uuid, b.DiskMode, "", b.KeyId}
-	case *types.VirtualDiskSparseVer2BackingInfo:
-		return diskBacking{b.FileName, b.Uuid, b.DiskMode, "", b.KeyId}
-	case *types.VirtualDiskRawDiskMappingVer1BackingInfo:
-		return diskBacking{b.FileName, b.Uuid, b.DiskMode, b.Sharing, nil}
-	case types.BaseVirtualDeviceFileBackingInfo:
-		return diskBacking{fileName: b.GetVirtualDeviceFileBackingInfo().FileName}
-	}
-	return diskBacking{}
 }
 
 var diskModes = map[types.VirtualDiskMode]model.VolumeDiskMode{

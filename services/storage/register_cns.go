@@ -29,16 +29,16 @@ type diskLocation struct {
 // inventory path is the first ancestor of the datastore that is a datacenter.
 func (r *registrar) locate(ctx context.Context, d imageDisk) (diskLocation, error) {
 	var p object.DatastorePath
-	if !p.FromString(d.backing.fileName) {
-		return diskLocation{}, fmt.Errorf("disk file %q is not a datastore path", d.backing.fileName)
+	if !p.FromString(d.backing.FileName) {
+		return diskLocation{}, fmt.Errorf("disk file %q is not a datastore path", d.backing.FileName)
 	}
 	var ds mo.Datastore
 	if err := property.DefaultCollector(r.vc.Client).RetrieveOne(ctx, d.datastore, []string{"name", "summary.url"}, &ds); err != nil {
-		return diskLocation{}, fmt.Errorf("read datastore of %s: %w", d.backing.fileName, err)
+		return diskLocation{}, fmt.Errorf("read datastore of %s: %w", d.backing.FileName, err)
 	}
 	ancestors, err := mo.Ancestors(ctx, r.vc.Client, r.vc.ServiceContent.PropertyCollector, d.datastore)
 	if err != nil {
-		return diskLocation{}, fmt.Errorf("find the datacenter of %s: %w", d.backing.fileName, err)
+		return diskLocation{}, fmt.Errorf("find the datacenter of %s: %w", d.backing.FileName, err)
 	}
 	var dcPath []string
 	for i, a := range ancestors {
@@ -53,7 +53,7 @@ func (r *registrar) locate(ctx context.Context, d imageDisk) (diskLocation, erro
 	u := object.NewDatastoreURL(*r.vc.URL(), strings.Join(dcPath, "/"), ds.Name, p.Path)
 	return diskLocation{
 		datastore:   d.datastore,
-		file:        d.backing.fileName,
+		file:        d.backing.FileName,
 		registerURL: u.String(),
 		urlPath:     strings.TrimSuffix(ds.Summary.Url, "/") + "/" + p.Path,
 	}, nil

@@ -9,13 +9,14 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // imageDisk is a disk of the VM as its registration sees it: where it sits, its file and
 // backing, and whether it is a linked clone (its backing has a parent).
 type imageDisk struct {
 	device    *types.VirtualDisk
-	backing   diskBacking
+	backing   vcenter.DiskBacking
 	ctrlType  model.ControllerType
 	bus, unit int32
 	datastore types.ManagedObjectReference
@@ -25,7 +26,7 @@ type imageDisk struct {
 
 // name is the generated name of the disk's volume and claim, disk-<uuid> (seed, Image
 // Disk Conversion), from the disk's own UUID so that a retry finds what it made before.
-func (d imageDisk) name() string { return "disk-" + strings.ToLower(d.backing.uuid) }
+func (d imageDisk) name() string { return "disk-" + strings.ToLower(d.backing.UUID) }
 
 // matches says whether v is the spec.volumes entry placed on the disk's slot.
 func (d imageDisk) matches(v model.VirtualMachineVolume) bool {
@@ -39,7 +40,7 @@ func (d imageDisk) matches(v model.VirtualMachineVolume) bool {
 
 // sharingMode is the disk's sharing in spec.volumes terms.
 func (d imageDisk) sharingMode() model.VolumeSharingMode {
-	if d.backing.sharing == string(types.VirtualDiskSharingSharingMultiWriter) {
+	if d.backing.Sharing == string(types.VirtualDiskSharingSharingMultiWriter) {
 		return model.VolumeSharingModeMultiWriter
 	}
 	return model.VolumeSharingModeNone
@@ -63,7 +64,7 @@ func (d imageDisk) volume() model.VirtualMachineVolume {
 		ControllerType:      d.ctrlType,
 		ControllerBusNumber: ptr(d.bus),
 		UnitNumber:          ptr(d.unit),
-		DiskMode:            diskModes[types.VirtualDiskMode(d.backing.diskMode)],
+		DiskMode:            diskModes[types.VirtualDiskMode(d.backing.DiskMode)],
 		SharingMode:         d.sharingMode(),
 	}
 }
@@ -75,7 +76,7 @@ func imageDisks(devices object.VirtualDeviceList) []imageDisk {
 	var out []imageDisk
 	for _, dev := range devices.SelectByType((*types.VirtualDisk)(nil)) {
 		disk := dev.(*types.VirtualDisk)
-		d := imageDisk{device: disk, backing: backingOf(disk)}
+		d := imageDisk{device: disk, backing: vcenter.BackingOf(disk)}
 		switch b := disk.Backing.(type) {
 		case *types.VirtualDiskFlatVer2BackingInfo:
 			d.kind, d.linked = cnstypes.CnsVolumeBackingTypeFlatVer2BackingInfo, b.Parent != nil
@@ -90,7 +91,7 @@ func imageDisks(devices object.VirtualDeviceList) []imageDisk {
 			continue
 		}
 		c := devices.FindByKey(disk.ControllerKey)
-		if c == nil || disk.UnitNumber == nil || d.backing.uuid == "" || d.backing.fileName == "" {
+		if c == nil || disk.UnitNumber == nil || d.backing.UUID == "" || d.backing.FileName == "" {
 			continue
 		}
 		if disk.VDiskId != nil && disk.VDiskId.Id != "" {
@@ -134,5 +135,5 @@ func claimName(v model.VirtualMachineVolume) string {
 
 // describeDisk names a disk in messages.
 func describeDisk(d imageDisk) string {
-	return fmt.Sprintf("%s %d:%d (%s)", d.ctrlType, d.bus, d.unit, d.backing.fileName)
+	return fmt.Sprintf("%s %d:%d (%s)", d.ctrlType, d.bus, d.unit, d.backing.FileName)
 }

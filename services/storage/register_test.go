@@ -293,8 +293,8 @@ func TestPreMappedAndInterruptedRegistration(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range disks {
-		if perFile[d.backing.fileName] != 1 {
-			t.Errorf("%d first-class disks for %s, want 1", perFile[d.backing.fileName], d.backing.fileName)
+		if perFile[d.backing.FileName] != 1 {
+			t.Errorf("%d first-class disks for %s, want 1", perFile[d.backing.FileName], d.backing.FileName)
 		}
 		found, err := cnsClient.QueryVolume(t.Context(), &cnstypes.CnsQueryFilter{Names: []string{d.name()}})
 		if err != nil || len(found.Volumes) != 1 {

@@ -145,7 +145,7 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 	rep := report(want, object.VirtualDeviceList(mvm.Config.Hardware.Device), mvm.LayoutEx, held, reconfigureErr)
 	if on {
 		for id, disk := range cnsDisks(object.VirtualDeviceList(mvm.Config.Hardware.Device)) {
-			if _, ok := held[backingOf(disk).uuid]; !ok && !keep[id] && isIDE(devices, disk) {
+			if _, ok := held[vcenter.BackingOf(disk).UUID]; !ok && !keep[id] && isIDE(devices, disk) {
 				rep.problems = append(rep.problems, fmt.Sprintf("volume %s is on an IDE controller, which cannot remove a disk while the VM is powered on", id))
 			}
 		}
@@ -161,7 +161,7 @@ func (a *attacher) detachRemoved(ctx context.Context, vcVM *object.VirtualMachin
 	var removes []types.BaseVirtualDeviceConfigSpec
 	var ids []string
 	for id, disk := range cnsDisks(devices) {
-		if _, ok := held[backingOf(disk).uuid]; ok || keep[id] || (on && isIDE(devices, disk)) {
+		if _, ok := held[vcenter.BackingOf(disk).UUID]; ok || keep[id] || (on && isIDE(devices, disk)) {
 			continue
 		}
 		ids = append(ids, id)
@@ -203,7 +203,7 @@ func (a *attacher) resolve(ctx context.Context, ref events.Ref, vm model.Virtual
 		default:
 			w.claim = c
 			if d := attached[c.volumeID]; d != nil && d.CapacityInBytes >= c.requested {
-				w.cns = cnsVolume{id: c.volumeID, diskPath: backingOf(d).fileName, capacity: d.CapacityInBytes}
+				w.cns = cnsVolume{id: c.volumeID, diskPath: vcenter.BackingOf(d).FileName, capacity: d.CapacityInBytes}
 			} else {
 				ids = append(ids, c.volumeID)
 			}

@@ -5,6 +5,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // The disks of a VM that are CNS volumes, and the device changes that attach, grow and
@@ -17,7 +18,7 @@ import (
 func volumeDisk(devices object.VirtualDeviceList, v cnsVolume) *types.VirtualDisk {
 	for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
 		disk := d.(*types.VirtualDisk)
-		if (disk.VDiskId != nil && disk.VDiskId.Id == v.id) || (v.diskPath != "" && backingOf(disk).fileName == v.diskPath) {
+		if (disk.VDiskId != nil && disk.VDiskId.Id == v.id) || (v.diskPath != "" && vcenter.BackingOf(disk).FileName == v.diskPath) {
 			return disk
 		}
 	}

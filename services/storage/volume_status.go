@@ -7,6 +7,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // report is the Managed entries of status.volumes, in spec order: each volume's disk as
@@ -18,7 +19,7 @@ func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.V
 	heldDisk := map[string]*types.VirtualDisk{} // by entry name
 	for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
 		disk := d.(*types.VirtualDisk)
-		if name, ok := held[backingOf(disk).uuid]; ok {
+		if name, ok := held[vcenter.BackingOf(disk).UUID]; ok {
 			rep.managed[disk.Key] = true
 			heldDisk[name] = disk
 		}
