@@ -49,16 +49,21 @@ func (r *reconciler) clone(ctx context.Context, folder *object.Folder, id vmIden
 			DiskMoveType: string(types.VirtualMachineRelocateDiskMoveOptionsMoveAllDiskBackingsAndDisallowSharing),
 		},
 	}
-	if how.linked && tm.Snapshot != nil && tm.Snapshot.CurrentSnapshot != nil {
+	linked := how.linked && tm.Snapshot != nil && tm.Snapshot.CurrentSnapshot != nil
+	if linked {
 		spec.Snapshot = tm.Snapshot.CurrentSnapshot
 		spec.Location.DiskMoveType = string(types.VirtualMachineRelocateDiskMoveOptionsCreateNewChildDiskBacking)
 	}
 	if tm.Config != nil {
 		spec.TpmProvisionPolicy = tpmProvisionPolicy(tm.Config.Hardware.Device, how.vTPM)
 		for _, d := range object.VirtualDeviceList(tm.Config.Hardware.Device).SelectByType((*types.VirtualDisk)(nil)) {
-			spec.Location.Disk = append(spec.Location.Disk, types.VirtualMachineRelocateSpecDiskLocator{
+			loc := types.VirtualMachineRelocateSpecDiskLocator{
 				DiskId: d.GetVirtualDevice().Key, Datastore: ch.datastore.ref, Profile: profile, DiskMoveType: spec.Location.DiskMoveType,
-			})
+			}
+			if !linked && how.provisioning != "" { // a linked clone's child disks grow as written, whatever the mode
+				loc.DiskBackingInfo = provisionedBacking(how.provisioning)
+			}
+			spec.Location.Disk = append(spec.Location.Disk, loc)
 		}
 	}
 	attrs = append(attrs, attribute.String("vcenter.template", img.itemID), attribute.String("vcenter.disk_move_type", spec.Location.DiskMoveType))
@@ -108,14 +113,18 @@ func (r *reconciler) finishClone(ctx context.Context, id vmIdentity, vm *model.V
 // cloneHow is what the VM's object asks of a clone: linked or full (the fast-deploy
 // annotation), and whether a template's vTPM is kept (spec.crypto.vTPMMode).
 type cloneHow struct {
-	linked bool
-	vTPM   model.VTPMMode
+	linked       bool
+	vTPM         model.VTPMMode
+	provisioning model.VolumeProvisioningMode // spec.advanced.defaultVolumeProvisioningMode
 }
 
 func cloneHowOf(vm *model.VirtualMachine) cloneHow {
 	how := cloneHow{linked: model.LinkedClone(vm), vTPM: model.VTPMModeNew}
 	if c := vm.Spec.Crypto; c != nil && c.VTPMMode != "" {
 		how.vTPM = c.VTPMMode
+	}
+	if a := vm.Spec.Advanced; a != nil {
+		how.provisioning = a.DefaultVolumeProvisioningMode
 	}
 	return how
 }

@@ -48,10 +48,10 @@ func (r *reconciler) create(ctx context.Context, t *topology, id vmIdentity, spe
 	case model.ImageTypeVM:
 		return r.clone(ctx, folder, id, cs, img, ch, how, attrs)
 	}
-	return r.deploy(ctx, folder, id, cs, img, ch, attrs)
+	return r.deploy(ctx, folder, id, cs, img, ch, how.provisioning, attrs)
 }
 
-func (r *reconciler) deploy(ctx context.Context, folder *object.Folder, id vmIdentity, cs types.VirtualMachineConfigSpec, img *image, ch choice, attrs []attribute.KeyValue) (types.ManagedObjectReference, error) {
+func (r *reconciler) deploy(ctx context.Context, folder *object.Folder, id vmIdentity, cs types.VirtualMachineConfigSpec, img *image, ch choice, provisioning model.VolumeProvisioningMode, attrs []attribute.KeyValue) (types.ManagedObjectReference, error) {
 	xmlSpec, err := configSpecXML(cs)
 	if err != nil {
 		return types.ManagedObjectReference{}, err
@@ -61,7 +61,9 @@ func (r *reconciler) deploy(ctx context.Context, folder *object.Folder, id vmIde
 			Name: id.name, DefaultDatastoreID: ch.datastore.ref.Value, AcceptAllEULA: true,
 			// The home and every disk of the image get the policy.
 			StorageProfileID: ch.policy.id,
-			VmConfigSpec:     &vapi.VmConfigSpec{Provider: configSpecProvider, XML: xmlSpec},
+			// The image's disks as spec.advanced.defaultVolumeProvisioningMode asks ("": as the OVF says).
+			StorageProvisioning: ovfProvisioning[provisioning],
+			VmConfigSpec:        &vapi.VmConfigSpec{Provider: configSpecProvider, XML: xmlSpec},
 		},
 		Target: vapi.Target{ResourcePoolID: ch.zone.pool.Value, HostID: ch.host.ref.Value, FolderID: folder.Reference().Value},
 	}
