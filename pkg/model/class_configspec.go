@@ -94,6 +94,17 @@ func unsupportedClassDevice(d types.BaseVirtualDevice) string {
 	return "a class adds network adapters, a virtual TPM, vGPUs and dynamic DirectPath I/O devices only"
 }
 
+// DecodeConfigSpec decodes a class's spec.configSpec without checking what it asks
+// (ClassConfigSpec does, at admission); an empty one is a zero spec.
+func DecodeConfigSpec(raw json.RawMessage) (types.VirtualMachineConfigSpec, error) {
+	var cs types.VirtualMachineConfigSpec
+	if len(raw) == 0 || string(raw) == "null" {
+		return cs, nil
+	}
+	err := decodeConfigSpec(raw, &cs)
+	return cs, err
+}
+
 // decodeConfigSpec decodes vim25 JSON. govmomi's decoder panics on some malformed
 // discriminated values (a {"_typeName":"string","value":...} instead of "_value"): that
 // is bad input, not a crash.

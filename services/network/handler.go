@@ -194,7 +194,7 @@ func (h *handler) adapterChanges(ctx context.Context, uid string, mvm mo.Virtual
 		if err != nil {
 			return nil, have, "", err
 		}
-		want[i] = wantNIC{iface: ifc.Name, adapter: kinds[i], network: networkName(ifc), backing: b}
+		want[i] = wantNIC{iface: ifc.Name, adapter: adapterType(kinds[i]), proto: kinds[i], network: networkName(ifc), backing: b}
 	}
 	keep, problem := keptAdapters(have, want, mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOff)
 	for i := keep; i < len(want); i++ {
@@ -210,9 +210,9 @@ func (h *handler) adapterChanges(ctx context.Context, uid string, mvm mo.Virtual
 	return changes, after, problem, nil
 }
 
-// adapterTypes are the adapter types of n interfaces: the class ConfigSpec's adapters in
-// order, then VirtualVmxnet3. The class is read from SPECS; a missing one is a problem.
-func (h *handler) adapterTypes(ctx context.Context, vm *model.VirtualMachine, n int) ([]string, string, error) {
+// adapterTypes are the adapters of n interfaces: the class ConfigSpec's adapters in
+// order, then VirtualVmxnet3 ones. The class is read from SPECS; a missing one is a problem.
+func (h *handler) adapterTypes(ctx context.Context, vm *model.VirtualMachine, n int) ([]types.BaseVirtualDevice, string, error) {
 	if n == 0 {
 		return nil, "", nil
 	}
@@ -231,9 +231,9 @@ func (h *handler) adapterTypes(ctx context.Context, vm *model.VirtualMachine, n 
 	if err != nil {
 		return nil, fmt.Sprintf("class %q: %v", vm.Spec.ClassName, err), nil
 	}
-	out := make([]string, n)
+	out := make([]types.BaseVirtualDevice, n)
 	for i := range out {
-		out[i] = defaultAdapter
+		out[i] = adapterPrototype(defaultAdapter)
 		if i < len(fromClass) {
 			out[i] = fromClass[i]
 		}

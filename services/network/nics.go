@@ -9,6 +9,8 @@ import (
 
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/model"
 )
 
 // defaultAdapter is the type of the interfaces beyond those the class ConfigSpec defines
@@ -17,34 +19,30 @@ const defaultAdapter = "VirtualVmxnet3"
 
 // wantNIC is the adapter one interface of spec.network needs.
 type wantNIC struct {
-	iface   string // spec.network.interfaces[].name
-	adapter string // vSphere type, e.g. VirtualE1000
-	network string // vSphere network name
+	iface   string                  // spec.network.interfaces[].name
+	adapter string                  // vSphere type, e.g. VirtualE1000
+	proto   types.BaseVirtualDevice // the class's adapter of that type; nil: a plain one of it
+	network string                  // vSphere network name
 	backing types.BaseVirtualDeviceBackingInfo
 	mac     string // of the adapter when it is added (mac.go)
 }
 
-// classAdapters lists the network adapter types a class ConfigSpec (raw vSphere JSON with
-// _typeName discriminators) adds, in order.
-func classAdapters(configSpec json.RawMessage) ([]string, error) {
-	if len(configSpec) == 0 {
-		return nil, nil
-	}
-	var cs struct {
-		DeviceChange []struct {
-			Operation string `json:"operation"`
-			Device    struct {
-				TypeName string `json:"_typeName"`
-			} `json:"device"`
-		} `json:"deviceChange"`
-	}
-	if err := json.Unmarshal(configSpec, &cs); err != nil {
+// classAdapters are the network adapters a class ConfigSpec (raw vSphere JSON with
+// _typeName discriminators) adds, in order, as the class gives them: their type and
+// settings, such as an SR-IOV card's physical function.
+func classAdapters(configSpec json.RawMessage) ([]types.BaseVirtualDevice, error) {
+	cs, err := model.DecodeConfigSpec(configSpec)
+	if err != nil {
 		return nil, fmt.Errorf("decode the class configSpec: %w", err)
 	}
-	var out []string
+	var out []types.BaseVirtualDevice
 	for _, ch := range cs.DeviceChange {
-		if (ch.Operation == "" || ch.Operation == string(types.VirtualDeviceConfigSpecOperationAdd)) && adapterPrototype(ch.Device.TypeName) != nil {
-			out = append(out, ch.Device.TypeName)
+		spec := ch.GetVirtualDeviceConfigSpec()
+		if spec.Operation != "" && spec.Operation != types.VirtualDeviceConfigSpecOperationAdd {
+			continue
+		}
+		if _, ok := spec.Device.(types.BaseVirtualEthernetCard); ok {
+			out = append(out, spec.Device)
 		}
 	}
 	return out, nil
@@ -66,11 +64,15 @@ func adapterPrototype(typeName string) types.BaseVirtualDevice {
 // newAdapter is a new adapter of the type, on the backing, connected at power-on, with
 // the MAC address the service claimed for it.
 func newAdapter(w wantNIC, key int32) types.BaseVirtualDevice {
-	proto := adapterPrototype(w.adapter)
+	proto := w.proto
 	if proto == nil {
-		proto = adapterPrototype(defaultAdapter)
+		proto = cmp.Or(adapterPrototype(w.adapter), adapterPrototype(defaultAdapter))
 	}
-	d := reflect.New(reflect.TypeOf(proto).Elem()).Interface().(types.BaseVirtualDevice)
+	// A copy of the class's adapter: what the class sets of it stays (e.g. an SR-IOV
+	// card's physical function); key, network, MAC and connection are the VM's.
+	copied := reflect.New(reflect.TypeOf(proto).Elem())
+	copied.Elem().Set(reflect.ValueOf(proto).Elem())
+	d := copied.Interface().(types.BaseVirtualDevice)
 	card := d.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
 	card.Key = key
 	card.Backing = w.backing

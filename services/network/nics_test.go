@@ -26,7 +26,11 @@ func TestClassAdapters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := classAdapters(json.RawMessage(tt.spec))
+			adapters, err := classAdapters(json.RawMessage(tt.spec))
+			var got []string
+			for _, d := range adapters {
+				got = append(got, adapterType(d))
+			}
 			if (err != nil) != tt.err || !cmp.Equal(got, tt.want) {
 				t.Errorf("classAdapters = %v, %v; want %v (error %v)", got, err, tt.want, tt.err)
 			}
@@ -113,5 +117,33 @@ func TestNICChanges(t *testing.T) {
 				t.Errorf("problem = %q, want one: %v", problem, tt.hasProblem)
 			}
 		})
+	}
+}
+
+// A class's SR-IOV adapter reaches the VM with what the class sets of it (its physical
+// function), and with the VM's key, network and MAC; the class's copy stays as it was.
+func TestClassSRIOVAdapterKeepsItsPhysicalFunction(t *testing.T) {
+	adapters, err := classAdapters(json.RawMessage(`{"_typeName":"VirtualMachineConfigSpec","deviceChange":[
+		{"_typeName":"VirtualDeviceConfigSpec","operation":"add","device":{"_typeName":"VirtualSriovEthernetCard","key":-100,
+			"allowGuestOSMtuChange":true,
+			"sriovBacking":{"_typeName":"VirtualSriovEthernetCardSriovBackingInfo",
+				"physicalFunctionBacking":{"_typeName":"VirtualPCIPassthroughDeviceBackingInfo","id":"0000:3b:00.0","deviceId":"1572","systemId":"sys","vendorId":-32634,"deviceName":"pf0"}}}}]}`))
+	if err != nil || len(adapters) != 1 {
+		t.Fatalf("classAdapters = %v, %v; want one SR-IOV adapter", adapters, err)
+	}
+	backing := &types.VirtualEthernetCardNetworkBackingInfo{Network: &types.ManagedObjectReference{Type: "Network", Value: "network-1"}}
+	d := newAdapter(wantNIC{iface: "eth0", adapter: adapterType(adapters[0]), proto: adapters[0], backing: backing, mac: "00:50:56:00:00:09"}, -1)
+	card, ok := d.(*types.VirtualSriovEthernetCard)
+	if !ok {
+		t.Fatalf("adapter %T, want a VirtualSriovEthernetCard", d)
+	}
+	if card.SriovBacking == nil || card.SriovBacking.PhysicalFunctionBacking == nil || card.SriovBacking.PhysicalFunctionBacking.Id != "0000:3b:00.0" || card.AllowGuestOSMtuChange == nil || !*card.AllowGuestOSMtuChange {
+		t.Errorf("SR-IOV settings lost: %+v", card)
+	}
+	if card.Key != -1 || card.MacAddress != "00:50:56:00:00:09" || card.Backing != backing {
+		t.Errorf("key %d, MAC %q, backing %v; want the VM's", card.Key, card.MacAddress, card.Backing)
+	}
+	if class := adapters[0].(*types.VirtualSriovEthernetCard); class.Key != -100 || class.MacAddress != "" {
+		t.Errorf("the class's adapter changed: key %d, MAC %q", class.Key, class.MacAddress)
 	}
 }
