@@ -200,10 +200,10 @@ func held(err error) bool {
 			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
-// renew keeps the lease until stopped. The entry's age counts from when the write that
-// made it was sent (renewed), so the lease is taken as lost (lose) once no renewal has
-// succeeded for LeaseTTL less a margin of one renewal period: before the entry can expire
-// and another replica take it, not after.
+// renew keeps the lease until stopped; it cancels lost when no renewal has landed for
+// LeaseTTL, counted from when the last one that landed was sent (the entry's age on the
+// server): the entry may have expired and another replica taken it. Until a failed
+// renewal says so (at most a renewal timeout later), the status fence is the guard.
 func (s *leaseSet) renew(ctx context.Context, key string, l *lease, renewed time.Time, lose context.CancelFunc) {
 	defer close(l.done)
 	every := events.LeaseTTL / 3
@@ -215,22 +215,18 @@ func (s *leaseSet) renew(ctx context.Context, key string, l *lease, renewed time
 			return
 		case <-t.C:
 		}
-		switch age := time.Since(renewed); {
-		case age >= events.LeaseTTL-every:
-			lose() // it may expire before another renewal could land
-			return
-		case age < every:
+		if time.Since(renewed) < every {
 			continue
 		}
-		rctx, cancel := context.WithTimeout(ctx, every/2)
+		rctx, cancel := context.WithTimeout(ctx, every)
 		sent := time.Now()
 		rev, err := s.kv.Update(rctx, key, []byte(s.holder), l.rev)
 		cancel()
 		switch {
 		case err == nil:
 			l.rev, renewed = rev, sent
-		case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
-			lose() // another replica holds it now
+		case errors.Is(err, jetstream.ErrKeyRevisionMismatch), time.Since(renewed) >= events.LeaseTTL:
+			lose() // another replica holds it now, or may
 			return
 		}
 	}
