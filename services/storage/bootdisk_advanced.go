@@ -25,7 +25,8 @@ func (h *handler) syncAdvanced(ctx context.Context, vm *model.VirtualMachine, vc
 	if err != nil {
 		return mvm, false, err
 	}
-	bootDiskMissing = len(changes) > 0 || problem != ""
+	bootProblem := problem
+	bootDiskMissing = len(changes) > 0 || bootProblem != ""
 	problems = appendProblem(problems, problem)
 	if len(changes) == 0 {
 		grow, problem := growBootDisk(vm, devices)
@@ -55,8 +56,8 @@ func (h *handler) syncAdvanced(ctx context.Context, vm *model.VirtualMachine, vc
 			problems = append(problems, fmt.Sprintf("reconfiguring the boot disk or changed block tracking failed: %v", err))
 		case err != nil:
 			return mvm, bootDiskMissing, fmt.Errorf("reconfigure VM %s: %w", vcVM.Reference().Value, err)
-		default:
-			bootDiskMissing = false
+		default: // the boot disk, if it was among the changes, is there now
+			bootDiskMissing = bootProblem != ""
 			if mvm, _, err = readVM(ctx, h.vc, vcVM.Reference().Value, ""); err != nil {
 				return mvm, false, err
 			}
