@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/vmware/govmomi/object"
@@ -148,22 +149,12 @@ func reshared(d types.BaseVirtualDevice, m model.ControllerSharingMode) types.Ba
 			cp.SharedBus = string(types.VirtualNVMEControllerSharingPhysicalSharing)
 		}
 		return &cp
-	case *types.ParaVirtualSCSIController:
-		cp := *c
-		cp.SharedBus = scsiSharing(m)
-		return &cp
-	case *types.VirtualLsiLogicController:
-		cp := *c
-		cp.SharedBus = scsiSharing(m)
-		return &cp
-	case *types.VirtualLsiLogicSASController:
-		cp := *c
-		cp.SharedBus = scsiSharing(m)
-		return &cp
-	case *types.VirtualBusLogicController:
-		cp := *c
-		cp.SharedBus = scsiSharing(m)
-		return &cp
+	case types.BaseVirtualSCSIController: // ParaVirtual, LsiLogic, LsiLogicSAS, BusLogic
+		cp := reflect.New(reflect.TypeOf(d).Elem())
+		cp.Elem().Set(reflect.ValueOf(d).Elem())
+		copied := cp.Interface().(types.BaseVirtualSCSIController)
+		copied.GetVirtualSCSIController().SharedBus = scsiSharing(m)
+		return copied.(types.BaseVirtualDevice)
 	}
 	return d
 }
