@@ -59,17 +59,19 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	}
 	for !c.hasMetaLeader() {
 		if time.Now().After(deadline) {
-			t.Fatal("the NATS cluster elected no JetStream meta leader within 30s")
+			t.Fatal("the NATS cluster had no JetStream meta leader seeing every node within 30s")
 		}
 		time.Sleep(50 * time.Millisecond) // polling a condition: the election has no event to wait on
 	}
 	return c
 }
 
+// hasMetaLeader reports whether a meta leader sees every node as a JetStream peer with
+// current stats: before that it places a replicated stream on too few ("no suitable peers").
 func (c *Cluster) hasMetaLeader() bool {
 	for _, s := range c.Nodes {
 		if s.Running() && s.JetStreamIsLeader() {
-			return true
+			return len(s.JetStreamClusterPeers()) == len(c.Nodes)
 		}
 	}
 	return false
