@@ -98,7 +98,7 @@ func (r *groupReconciler) reconcile(ctx context.Context, o reconcile.Object) (re
 	}
 	if slices.Contains(oks, false) {
 		r.requestAt(ctx, o.Ref, now.Add(retryWrite))
-	} else if s.pending {
+	} else if s.due {
 		st.LastUpdatedPowerStateTime = s.stamp // every member has it: done
 	}
 	conds.Set(readyCondition(st.Members))
@@ -111,10 +111,10 @@ func (r *groupReconciler) reconcile(ctx context.Context, o reconcile.Object) (re
 
 // groupSchedule is the group's power state change and its instants.
 type groupSchedule struct {
-	pending bool   // the change is not applied yet
-	stamp   string // the last-updated annotation it answers
-	base    time.Time
-	at      map[memberKey]time.Time
+	due   bool   // the power state was set after it was last applied
+	stamp string // the last-updated annotation it answers
+	base  time.Time
+	at    map[memberKey]time.Time
 }
 
 func (r *groupReconciler) schedule(g *model.VirtualMachineGroup, applied string) (groupSchedule, error) {
@@ -123,7 +123,7 @@ func (r *groupReconciler) schedule(g *model.VirtualMachineGroup, applied string)
 		return s, nil
 	}
 	var err error
-	if s.pending, s.stamp, err = pendingChange(g, applied); err != nil {
+	if s.due, s.stamp, err = changeDue(g, applied); err != nil {
 		return s, err
 	}
 	if s.base, err = scheduleBase(g); err != nil {
@@ -170,7 +170,7 @@ func (r *groupReconciler) member(ctx context.Context, g *model.VirtualMachineGro
 	// power state like the others: "state inheritance" of the seed.
 	joined := prev == nil || prev.UID != ms.UID || !reconcile.IsTrue(prev.Conditions, model.ConditionGroupLinked)
 	var change *powerChange
-	if g.Spec.PowerState != "" && (s.pending || joined) {
+	if g.Spec.PowerState != "" && (s.due || joined) {
 		change = &powerChange{state: g.Spec.PowerState, offMode: g.Spec.PowerOffMode, suspendMode: g.Spec.SuspendMode, at: formatInstant(s.instant(m))}
 	}
 	owner := metav1.OwnerReference{APIVersion: model.GroupVMOperator + "/" + model.VersionVMOperator, Kind: "VirtualMachineGroup", Name: g.Name, UID: g.UID}

@@ -20,11 +20,11 @@ func keyOf(m model.GroupMember) memberKey {
 	return memberKey{Kind: kind, Name: m.Name}
 }
 
-// pendingChange reports that the group's power state was set (or a sync forced) after it
+// changeDue reports that the group's power state was set (or a sync forced) after it
 // was last applied to the members: the last-updated annotation is newer than
 // status.lastUpdatedPowerStateTime (api-rules §9.3). stamp is the annotation's value,
 // which becomes the status once applied.
-func pendingChange(g *model.VirtualMachineGroup, applied string) (pending bool, stamp string, err error) {
+func changeDue(g *model.VirtualMachineGroup, applied string) (due bool, stamp string, err error) {
 	stamp = g.Annotations[model.AnnotationLastUpdatedPowerStateTime]
 	if g.Spec.PowerState == "" || stamp == "" {
 		return false, stamp, nil

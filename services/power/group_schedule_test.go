@@ -86,7 +86,7 @@ func TestScheduleBase(t *testing.T) {
 	}
 }
 
-// A change is pending while the stamp is newer than what was applied, to the nanosecond:
+// A change is due while the stamp is newer than what was applied, to the nanosecond:
 // two changes within one second are two changes.
 func TestPendingChange(t *testing.T) {
 	const stamp = "2025-01-02T03:04:05.9Z"
@@ -104,9 +104,9 @@ func TestPendingChange(t *testing.T) {
 		{state: model.PowerStateOff, stamp: "", applied: "", want: false},
 	} {
 		g := bootGroup(c.state, map[string]string{model.AnnotationLastUpdatedPowerStateTime: c.stamp})
-		got, _, err := pendingChange(g, c.applied)
+		got, _, err := changeDue(g, c.applied)
 		if err != nil || got != c.want {
-			t.Errorf("%+v: pending %v, %v; want %v", c, got, err, c.want)
+			t.Errorf("%+v: due %v, %v; want %v", c, got, err, c.want)
 		}
 	}
 }

@@ -51,7 +51,9 @@ func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.V
 		case reconfigureErr != nil:
 			v.Error = fmt.Sprintf("attaching the disk failed: %v", reconfigureErr)
 		default:
-			v.Error = "the disk is not attached yet"
+			// Placed and reconfigured without a fault, yet the VM read back has no disk
+			// of the volume: say so; the next reconcile attaches it again.
+			v.Error = fmt.Sprintf("vCenter completed the reconfigure, but the VM has no disk of CNS volume %s", w.cns.id)
 		}
 		if v.Error != "" {
 			rep.problems = append(rep.problems, fmt.Sprintf("volume %s: %s", w.spec.Name, v.Error))
