@@ -26,6 +26,17 @@ func admissionInventory(t *testing.T, g *gateway) {
 	}
 }
 
+// createMinimalVM creates minimalVM as the user (after admissionInventory) and returns the
+// stored object.
+func createMinimalVM(t *testing.T, g *gateway) []byte {
+	t.Helper()
+	code, body := g.do("POST", vms, userToken, minimalVM, "Content-Type", "application/yaml")
+	if code != http.StatusCreated {
+		t.Fatalf("create VM: %d %s", code, body)
+	}
+	return body
+}
+
 // A dry-run create runs the whole chain and answers with the defaulted object, storing
 // nothing.
 func TestDryRunCreateReturnsDefaultedObject(t *testing.T) {
@@ -104,10 +115,7 @@ func TestDryRunUpdatePatchDeleteStoreNothing(t *testing.T) {
 	js := newStreams(t)
 	g := startGateway(t, js, t.TempDir())
 	admissionInventory(t, g)
-	code, body := g.do("POST", vms, userToken, minimalVM, "Content-Type", "application/yaml")
-	if code != http.StatusCreated {
-		t.Fatalf("create VM: %d %s", code, body)
-	}
+	body := createMinimalVM(t, g)
 	stored := decode(t, body)
 	off := decode(t, body)
 	off["spec"].(map[string]any)["powerState"] = "PoweredOff"
@@ -144,7 +152,7 @@ func TestDryRunUpdatePatchDeleteStoreNothing(t *testing.T) {
 	if after := specCount(t, js); after != before {
 		t.Errorf("SPECS grew from %d to %d messages on dry runs", before, after)
 	}
-	code, body = g.do("GET", vms+"/my-vm", userToken, nil)
+	code, body := g.do("GET", vms+"/my-vm", userToken, nil)
 	if code != http.StatusOK {
 		t.Fatalf("GET after dry runs: %d %s", code, body)
 	}

@@ -44,10 +44,7 @@ func TestVirtualMachineCreateDefaults(t *testing.T) {
 		strings.Replace(photonImage, "metadata:\n", "metadata:\n  namespace: my-namespace\n", 1), "Content-Type", "application/yaml"); code != http.StatusOK {
 		t.Fatalf("write image status: %d %s", code, body)
 	}
-	code, body := g.do("POST", vms, userToken, minimalVM, "Content-Type", "application/yaml")
-	if code != http.StatusCreated {
-		t.Fatalf("create VM: %d %s", code, body)
-	}
+	body := createMinimalVM(t, g)
 	vm := decode(t, body)
 	checks := []struct {
 		path []string
