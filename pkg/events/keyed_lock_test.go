@@ -18,6 +18,18 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// closed is whether ch is closed, without waiting.
+func closed(ch <-chan struct{}) func() bool {
+	return func() bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
 // TestKeyedLocksSerialiseAKey shows that a key's second holder waits for the first's
 // release, that a release called twice releases once, and that a free key is forgotten.
 func TestKeyedLocksSerialiseAKey(t *testing.T) {
@@ -31,21 +43,12 @@ func TestKeyedLocksSerialiseAKey(t *testing.T) {
 		<-release
 	}()
 	waitFor(t, "the second holder waits", func() bool { return l.Users("ns-a") == 2 })
-	select {
-	case <-got:
+	if closed(got)() {
 		t.Fatal("a second holder took the key's lock while the first held it")
-	default:
 	}
 	unlock()
 	unlock() // the deferred release after an early one: the key stays the second's
-	waitFor(t, "the second holder has the lock", func() bool {
-		select {
-		case <-got:
-			return true
-		default:
-			return false
-		}
-	})
+	waitFor(t, "the second holder has the lock", closed(got))
 	if n := l.Users("ns-a"); n != 1 {
 		t.Errorf("Users = %d while the second holds, want 1", n)
 	}
@@ -67,12 +70,5 @@ func TestKeyedLocksKeysAreIndependent(t *testing.T) {
 		defer close(done)
 		defer l.Lock("cluster-b")()
 	}()
-	waitFor(t, "cluster-b's lock is taken beside cluster-a's", func() bool {
-		select {
-		case <-done:
-			return true
-		default:
-			return false
-		}
-	})
+	waitFor(t, "cluster-b's lock is taken beside cluster-a's", closed(done))
 }
