@@ -7,13 +7,21 @@ import (
 )
 
 // admissionInventory creates what a VirtualMachine of my-namespace refers to: the storage
-// class, the class, and the photon-5 image with its display name (status, written by a
-// service).
+// class and the photon-5 image (imageInventory), and the class.
 func admissionInventory(t *testing.T, g *gateway) {
+	t.Helper()
+	imageInventory(t, g)
+	if code, body := g.do("POST", classes, adminToken, seedClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create class: %d %s", code, body)
+	}
+}
+
+// imageInventory creates the storage class and the photon-5 image with its display name
+// (status, which only services write).
+func imageInventory(t *testing.T, g *gateway) {
 	t.Helper()
 	for _, o := range []struct{ path, body string }{
 		{"/apis/storage.k8s.io/v1/storageclasses", storageClass},
-		{classes, seedClass},
 		{images, photonImage},
 	} {
 		if code, body := g.do("POST", o.path, adminToken, o.body, "Content-Type", "application/yaml"); code != http.StatusCreated {
@@ -26,7 +34,7 @@ func admissionInventory(t *testing.T, g *gateway) {
 	}
 }
 
-// createMinimalVM creates minimalVM as the user (after admissionInventory) and returns the
+// createMinimalVM creates minimalVM as the user (after imageInventory) and returns the
 // stored object.
 func createMinimalVM(t *testing.T, g *gateway) []byte {
 	t.Helper()
