@@ -27,8 +27,8 @@ type Trigger struct {
 	cfg   Config
 	f     Func
 	q     *events.KeyedQueue
-	locks objectLocks
-	jobs  sync.WaitGroup // requested reconciles not finished yet
+	locks events.KeyedLocks // by object: Run's reconciles and triggered ones
+	jobs  sync.WaitGroup    // requested reconciles not finished yet
 
 	mu       sync.Mutex
 	waiting  map[string]bool      // objects with a requested reconcile that has not read them yet
@@ -52,7 +52,6 @@ func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
 	return &Trigger{
 		js: js, cfg: cfg, f: f,
 		q:        events.NewKeyedQueue(max(cfg.Workers, 1)),
-		locks:    objectLocks{held: map[string]*objectLock{}},
 		waiting:  map[string]bool{},
 		failures: map[string]int{},
 		alarms:   map[string]time.Time{},
@@ -70,7 +69,7 @@ func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
 // behind it.
 func (t *Trigger) Func() Func {
 	return func(ctx context.Context, o Object) (Result, error) {
-		unlock := t.locks.lock(events.SpecSubject(o.Ref))
+		unlock := t.locks.Lock(events.SpecSubject(o.Ref))
 		defer unlock()
 		// A message's reconcile may answer with the service's own slice (OnlyConcerned),
 		// which a triggered reconcile may have replaced meanwhile: it reads all again.
@@ -130,7 +129,7 @@ func (t *Trigger) Request(ctx context.Context, ref events.Ref) {
 	t.jobs.Add(1)
 	t.q.Do(key, func() {
 		defer t.jobs.Done()
-		unlock := t.locks.lock(key)
+		unlock := t.locks.Lock(key)
 		defer unlock()
 		t.mu.Lock()
 		delete(t.waiting, key) // from here on the object is read: later requests need a new run
@@ -228,38 +227,6 @@ func (t *Trigger) RequestAll(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// objectLocks is one mutex per object, kept only while someone holds or waits for it.
-type objectLocks struct {
-	mu   sync.Mutex
-	held map[string]*objectLock
-}
-
-type objectLock struct {
-	mu    sync.Mutex
-	users int
-}
-
-// lock takes key's lock and returns its release.
-func (l *objectLocks) lock(key string) (unlock func()) {
-	l.mu.Lock()
-	ol := l.held[key]
-	if ol == nil {
-		ol = &objectLock{}
-		l.held[key] = ol
-	}
-	ol.users++
-	l.mu.Unlock()
-	ol.mu.Lock()
-	return func() {
-		ol.mu.Unlock()
-		l.mu.Lock()
-		if ol.users--; ol.users == 0 {
-			delete(l.held, key)
-		}
-		l.mu.Unlock()
-	}
 }
 
 // readObject reads ref's latest spec and the slices of the service and its inputs as Run

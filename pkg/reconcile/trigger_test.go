@@ -79,10 +79,7 @@ func TestTriggerSerialisesWithRunAndCoalesces(t *testing.T) {
 		tr.Request(ctx, triggerRef)
 	}
 	waitUntil(t, "the triggered reconcile waits for the lock", func() bool {
-		tr.locks.mu.Lock()
-		defer tr.locks.mu.Unlock()
-		l := tr.locks.held[events.SpecSubject(triggerRef)]
-		return l != nil && l.users == 2
+		return tr.locks.Users(events.SpecSubject(triggerRef)) == 2
 	})
 	close(p.release) // from now on calls return at once
 	waitUntil(t, "the ten requests reconciled", func() bool { calls, _ := p.snapshot(); return calls >= 2 })

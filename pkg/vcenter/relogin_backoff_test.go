@@ -56,6 +56,33 @@ func backoff(t *testing.T, sim simulated, clock *fakeClock, call func() error, c
 	}
 }
 
+// recovers checks, once vCenter accepts logins again, that the end of the wait lets one
+// login make the calls succeed, and that the success reset the wait: after the session
+// ends again, refused logins are held back for 1s.
+func recovers(t *testing.T, sim simulated, clock *fakeClock, call func() error, endSession func()) {
+	t.Helper()
+	before := sim.logins.tried.Load()
+	clock.Advance(time.Minute)
+	for _, err := range together(call) {
+		if err != nil {
+			t.Fatalf("a call once logins are accepted and the wait is over: %v", err)
+		}
+	}
+	if got := sim.logins.tried.Load() - before; got != 1 {
+		t.Fatalf("%d login attempts until calls succeed again, want 1", got)
+	}
+
+	endSession()
+	sim.logins.refuse.Store(true)
+	before = sim.logins.tried.Load()
+	together(call)
+	clock.Advance(time.Second)
+	together(call)
+	if got := sim.logins.tried.Load() - before; got != 2 {
+		t.Fatalf("%d login attempts in the first second after a success, want 2", got)
+	}
+}
+
 // refused is a check that a call failed because vCenter refused the login, without
 // showing the password.
 func refused(t *testing.T, want func(error) bool) func(error) {
@@ -109,26 +136,10 @@ func TestReloginBackoffSOAP(t *testing.T) {
 	for _, err := range together(read) {
 		invalidLogin(err)
 	}
-	clock.Advance(time.Minute)
-	for _, err := range together(read) {
-		if err != nil {
-			t.Fatalf("a call once logins are accepted and the wait is over: %v", err)
-		}
+	if got := sim.logins.tried.Load() - before; got != 0 {
+		t.Fatalf("%d login attempts while the last failure holds them back, want 0", got)
 	}
-	if got := sim.logins.tried.Load() - before; got != 1 {
-		t.Fatalf("%d login attempts until calls succeed again, want 1", got)
-	}
-
-	// The success reset the wait: the next failure holds logins back for 1s again.
-	endSession()
-	sim.logins.refuse.Store(true)
-	before = sim.logins.tried.Load()
-	together(read)
-	clock.Advance(time.Second)
-	together(read)
-	if got := sim.logins.tried.Load() - before; got != 2 {
-		t.Fatalf("%d login attempts in the first second after a success, want 2", got)
-	}
+	recovers(t, sim, clock, read, endSession)
 }
 
 func TestReloginBackoffREST(t *testing.T) {
@@ -160,24 +171,5 @@ func TestReloginBackoffREST(t *testing.T) {
 	backoff(t, sim, clock, list, unauthorized)
 
 	sim.logins.refuse.Store(false)
-	before := sim.logins.tried.Load()
-	clock.Advance(time.Minute)
-	for _, err := range together(list) {
-		if err != nil {
-			t.Fatalf("a call once logins are accepted and the wait is over: %v", err)
-		}
-	}
-	if got := sim.logins.tried.Load() - before; got != 1 {
-		t.Fatalf("%d login attempts until calls succeed again, want 1", got)
-	}
-
-	endSession()
-	sim.logins.refuse.Store(true)
-	before = sim.logins.tried.Load()
-	together(list)
-	clock.Advance(time.Second)
-	together(list)
-	if got := sim.logins.tried.Load() - before; got != 2 {
-		t.Fatalf("%d login attempts in the first second after a success, want 2", got)
-	}
+	recovers(t, sim, clock, list, endSession)
 }

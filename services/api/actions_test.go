@@ -37,10 +37,7 @@ func TestVirtualMachineActions(t *testing.T) {
 	js := newStreams(t)
 	g := startGateway(t, js, t.TempDir())
 	admissionInventory(t, g)
-	code, body := g.do("POST", vms, userToken, minimalVM, "Content-Type", "application/yaml")
-	if code != http.StatusCreated {
-		t.Fatalf("create VM: %d %s", code, body)
-	}
+	body := createMinimalVM(t, g)
 	uid := field(decode(t, body), "metadata", "uid").(string)
 	observe := func(state model.PowerState) {
 		t.Helper()
@@ -218,10 +215,7 @@ func TestVirtualMachineStatusColumn(t *testing.T) {
 	js := newStreams(t)
 	g := startGateway(t, js, t.TempDir())
 	admissionInventory(t, g)
-	code, body := g.do("POST", vms, userToken, minimalVM, "Content-Type", "application/yaml")
-	if code != http.StatusCreated {
-		t.Fatalf("create VM: %d %s", code, body)
-	}
+	body := createMinimalVM(t, g)
 	uid := field(decode(t, body), "metadata", "uid").(string)
 	status := func() string {
 		t.Helper()
@@ -265,10 +259,7 @@ func TestConcurrentActionsAreRetried(t *testing.T) {
 	js := newStreams(t)
 	g := startGateway(t, js, t.TempDir())
 	admissionInventory(t, g)
-	code, body := g.do("POST", vms, userToken, minimalVM, "Content-Type", "application/yaml")
-	if code != http.StatusCreated {
-		t.Fatalf("create VM: %d %s", code, body)
-	}
+	body := createMinimalVM(t, g)
 	observePower(t, js, "my-vm", field(decode(t, body), "metadata", "uid").(string), model.PowerStateOn)
 	g.eventually("observed PoweredOn", func() bool {
 		_, body := g.do("GET", vms+"/my-vm", adminToken, nil)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -137,15 +136,7 @@ func TestAnnouncerPublishesVirtualMachineLife(t *testing.T) {
 		t.Errorf("published after the restart (-want +got):\n%s", diff)
 	}
 	// A rebuilt read model folds the same stream positions: still nothing again.
-	g.stop()
-	g.stop = nil
-	db := filepath.Join(g.dir, "api", "readmodel.db")
-	for _, f := range []string{db, db + "-wal", db + "-shm"} {
-		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-	}
-	g = startGateway(t, js, g.dir)
+	g = g.rebuild()
 	createNamedVM(t, g, "after-rebuild")
 	if diff := cmp.Diff(created("after-rebuild"), waitPublished(t, published, replicas)); diff != "" {
 		t.Errorf("published after the rebuild (-want +got):\n%s", diff)

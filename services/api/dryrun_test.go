@@ -7,13 +7,21 @@ import (
 )
 
 // admissionInventory creates what a VirtualMachine of my-namespace refers to: the storage
-// class, the class, and the photon-5 image with its display name (status, written by a
-// service).
+// class and the photon-5 image (imageInventory), and the class.
 func admissionInventory(t *testing.T, g *gateway) {
+	t.Helper()
+	imageInventory(t, g)
+	if code, body := g.do("POST", classes, adminToken, seedClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create class: %d %s", code, body)
+	}
+}
+
+// imageInventory creates the storage class and the photon-5 image with its display name
+// (status, which only services write).
+func imageInventory(t *testing.T, g *gateway) {
 	t.Helper()
 	for _, o := range []struct{ path, body string }{
 		{"/apis/storage.k8s.io/v1/storageclasses", storageClass},
-		{classes, seedClass},
 		{images, photonImage},
 	} {
 		if code, body := g.do("POST", o.path, adminToken, o.body, "Content-Type", "application/yaml"); code != http.StatusCreated {
@@ -24,6 +32,17 @@ func admissionInventory(t *testing.T, g *gateway) {
 		strings.Replace(photonImage, "metadata:\n", "metadata:\n  namespace: my-namespace\n", 1), "Content-Type", "application/yaml"); code != http.StatusOK {
 		t.Fatalf("write image status: %d %s", code, body)
 	}
+}
+
+// createMinimalVM creates minimalVM as the user (after imageInventory) and returns the
+// stored object.
+func createMinimalVM(t *testing.T, g *gateway) []byte {
+	t.Helper()
+	code, body := g.do("POST", vms, userToken, minimalVM, "Content-Type", "application/yaml")
+	if code != http.StatusCreated {
+		t.Fatalf("create VM: %d %s", code, body)
+	}
+	return body
 }
 
 // A dry-run create runs the whole chain and answers with the defaulted object, storing
@@ -104,10 +123,7 @@ func TestDryRunUpdatePatchDeleteStoreNothing(t *testing.T) {
 	js := newStreams(t)
 	g := startGateway(t, js, t.TempDir())
 	admissionInventory(t, g)
-	code, body := g.do("POST", vms, userToken, minimalVM, "Content-Type", "application/yaml")
-	if code != http.StatusCreated {
-		t.Fatalf("create VM: %d %s", code, body)
-	}
+	body := createMinimalVM(t, g)
 	stored := decode(t, body)
 	off := decode(t, body)
 	off["spec"].(map[string]any)["powerState"] = "PoweredOff"
@@ -144,7 +160,7 @@ func TestDryRunUpdatePatchDeleteStoreNothing(t *testing.T) {
 	if after := specCount(t, js); after != before {
 		t.Errorf("SPECS grew from %d to %d messages on dry runs", before, after)
 	}
-	code, body = g.do("GET", vms+"/my-vm", userToken, nil)
+	code, body := g.do("GET", vms+"/my-vm", userToken, nil)
 	if code != http.StatusOK {
 		t.Fatalf("GET after dry runs: %d %s", code, body)
 	}

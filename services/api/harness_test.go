@@ -115,6 +115,20 @@ func (g *gateway) restart() *gateway {
 	return startGateway(g.t, g.js, g.dir)
 }
 
+// rebuild restarts the gateway without its read model, which it then folds anew from the
+// streams.
+func (g *gateway) rebuild() *gateway {
+	g.stop()
+	g.stop = nil
+	db := filepath.Join(g.dir, "api", "readmodel.db")
+	for _, f := range []string{db, db + "-wal", db + "-shm"} {
+		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+			g.t.Fatal(err)
+		}
+	}
+	return startGateway(g.t, g.js, g.dir)
+}
+
 func newStreams(t *testing.T) jetstream.JetStream {
 	js, _ := eventstest.JetStream(t)
 	return js

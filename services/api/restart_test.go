@@ -2,8 +2,6 @@ package api_test
 
 import (
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,15 +25,7 @@ func TestRestartAndRebuildKeepEverything(t *testing.T) {
 		t.Errorf("restart changed the list (-before +after):\n%s", diff)
 	}
 
-	g.stop()
-	g.stop = nil
-	db := filepath.Join(g.dir, "api", "readmodel.db")
-	for _, f := range []string{db, db + "-wal", db + "-shm"} {
-		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-	}
-	g = startGateway(t, js, g.dir)
+	g = g.rebuild()
 	_, rebuilt := g.do("GET", "/apis/vmoperator.vmware.com/v1alpha5/virtualmachineclasses", adminToken, nil)
 	if diff := cmp.Diff(decode(t, before), decode(t, rebuilt)); diff != "" {
 		t.Errorf("rebuilt read model differs (-before +rebuilt):\n%s", diff)

@@ -13,9 +13,7 @@ import (
 func TestTableIncludeObject(t *testing.T) {
 	g := startGateway(t, newStreams(t), t.TempDir())
 	admissionInventory(t, g)
-	if code, body := g.do("POST", vms, userToken, minimalVM, "Content-Type", "application/yaml"); code != http.StatusCreated {
-		t.Fatalf("create VM: %d %s", code, body)
-	}
+	createMinimalVM(t, g)
 	type table struct {
 		ColumnDefinitions []struct{ Name string }
 		Rows              []struct {

@@ -33,21 +33,8 @@ spec:
 // UUIDs, the default NIC, IDE controllers and image resolution by display name.
 func TestVirtualMachineCreateDefaults(t *testing.T) {
 	g := startGateway(t, newStreams(t), t.TempDir())
-	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
-		t.Fatalf("create storage class: %d %s", code, body)
-	}
-	if code, body := g.do("POST", images, adminToken, photonImage, "Content-Type", "application/yaml"); code != http.StatusCreated {
-		t.Fatalf("create image: %d %s", code, body)
-	}
-	// The image's display name lives in status, which only services write.
-	if code, body := g.do("PUT", images+"/vmi-0a0044d7c690bcbea/status", serviceToken,
-		strings.Replace(photonImage, "metadata:\n", "metadata:\n  namespace: my-namespace\n", 1), "Content-Type", "application/yaml"); code != http.StatusOK {
-		t.Fatalf("write image status: %d %s", code, body)
-	}
-	code, body := g.do("POST", vms, userToken, minimalVM, "Content-Type", "application/yaml")
-	if code != http.StatusCreated {
-		t.Fatalf("create VM: %d %s", code, body)
-	}
+	imageInventory(t, g)
+	body := createMinimalVM(t, g)
 	vm := decode(t, body)
 	checks := []struct {
 		path []string

@@ -15,12 +15,18 @@ type watchEvent struct {
 	Object map[string]any `json:"object"`
 }
 
-// watchFrom opens a watch over HTTP and delivers its events until the test ends.
+// watchFrom opens a watch from rv over HTTP and delivers its events until the test ends.
 func (g *gateway) watchFrom(path, rv string) <-chan watchEvent {
+	g.t.Helper()
+	return g.watchQuery(path, url.Values{"resourceVersion": {rv}})
+}
+
+// watchQuery opens a watch with the given query and delivers its events until the test ends.
+func (g *gateway) watchQuery(path string, q url.Values) <-chan watchEvent {
 	g.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	g.t.Cleanup(cancel)
-	q := url.Values{"watch": {"true"}, "resourceVersion": {rv}}
+	q.Set("watch", "true")
 	req, err := http.NewRequestWithContext(ctx, "GET", g.URL+path+"?"+q.Encode(), nil)
 	if err != nil {
 		g.t.Fatal(err)
@@ -33,7 +39,7 @@ func (g *gateway) watchFrom(path, rv string) <-chan watchEvent {
 		g.t.Fatal(err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		g.t.Fatalf("watch: %d", resp.StatusCode)
+		g.t.Fatalf("watch %s: %d", q.Encode(), resp.StatusCode)
 	}
 	out := make(chan watchEvent, 100)
 	go func() {

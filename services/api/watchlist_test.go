@@ -1,8 +1,6 @@
 package api_test
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,42 +9,6 @@ import (
 
 	"github.com/vmop/vmop/services/api"
 )
-
-// watchQuery opens a watch with the given query and delivers its events until the test ends.
-func (g *gateway) watchQuery(path string, q url.Values) <-chan watchEvent {
-	g.t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	g.t.Cleanup(cancel)
-	q.Set("watch", "true")
-	req, err := http.NewRequestWithContext(ctx, "GET", g.URL+path+"?"+q.Encode(), nil)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	client := *g.client
-	client.Timeout = 0
-	resp, err := client.Do(req)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		g.t.Fatalf("watch %s: %d", q.Encode(), resp.StatusCode)
-	}
-	out := make(chan watchEvent, 100)
-	go func() {
-		defer resp.Body.Close()
-		defer close(out)
-		dec := json.NewDecoder(resp.Body)
-		for {
-			var ev watchEvent
-			if err := dec.Decode(&ev); err != nil {
-				return
-			}
-			out <- ev
-		}
-	}()
-	return out
-}
 
 // A watch-list (client-go's informers by default): the current objects as ADDED, then a
 // bookmark marking the end of the initial events at the list's resourceVersion, then

@@ -186,10 +186,7 @@ func (h *handler) clearCustomizeAtNextPowerOn(ctx context.Context, o reconcile.O
 			p["customizeAtNextPowerOn"] = false
 		}
 	}
-	meta, _ := obj["metadata"].(map[string]any)
-	if g, ok := meta["generation"].(float64); ok {
-		meta["generation"] = g + 1
-	}
+	model.CountSpecChange(model.Child(obj, "metadata"))
 	body, err := json.Marshal(obj)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", o.Ref, err)

@@ -2,8 +2,6 @@ package network
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -15,19 +13,7 @@ import (
 // vc is one seeded vcsim for the package; each test deploys its own VMs and its own NATS.
 var vc *deploytest.Env
 
-func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	env, err := deploytest.Start(ctx)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	vc = env
-	code := m.Run()
-	env.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { deploytest.Main(m, &vc) }
 
 // startService runs the network service against a fresh NATS with the inventory's
 // storage classes and VM classes in SPECS, until the test ends.

@@ -22,17 +22,9 @@ var vmProperties = append([]string{
 	"config.tools.pendingCustomization",
 }, guestProperties...)
 
-// readVM reads the VM placement created (vcenter.ReadVM) once its tasks are done.
+// readVM reads the VM placement created (vcenter.ReadVMConfig) once its tasks are done.
 func readVM(ctx context.Context, c *govmomi.Client, moref, instanceUUID string) (mo.VirtualMachine, *object.VirtualMachine, error) {
-	var out mo.VirtualMachine
-	vm, err := vcenter.ReadVM(ctx, c, moref, instanceUUID, vmProperties, &out)
-	if err != nil {
-		return out, nil, err
-	}
-	if out.Config == nil {
-		out.Config = &types.VirtualMachineConfigInfo{}
-	}
-	return out, vm, nil
+	return vcenter.ReadVMConfig(ctx, c, moref, instanceUUID, vmProperties)
 }
 
 func reconfigure(ctx context.Context, vm *object.VirtualMachine, spec types.VirtualMachineConfigSpec) error {

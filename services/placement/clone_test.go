@@ -27,10 +27,7 @@ import (
 // record of a policy nor of a disk's parent: look at the CloneVM_Task call itself).
 func TestClonesVMImage(t *testing.T) {
 	h := newHarness(t)
-	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
-	image := imageNamed(t, testNamespace, inventory.PhotonTemplate)
-	h.seedObject("VirtualMachineImage", testNamespace, image, "")
-	h.seedObject("StorageClass", "", testStorageClass, "")
+	image := h.seedClassWithImage(inventory.PhotonTemplate)
 	var mu sync.Mutex
 	clones := map[string]types.VirtualMachineCloneSpec{}
 	seeded.sim.Intercept(func(_ *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
@@ -147,32 +144,13 @@ func (h *harness) folderName(vm mo.VirtualMachine) string {
 // instance UUID it was made with instead of cloning again.
 func TestRepeatedReconcileAdoptsClone(t *testing.T) {
 	h := newHarness(t)
-	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
-	image := imageNamed(t, testNamespace, inventory.PhotonTemplate)
-	h.seedObject("VirtualMachineImage", testNamespace, image, "")
-	h.seedObject("StorageClass", "", testStorageClass, "")
+	image := h.seedClassWithImage(inventory.PhotonTemplate)
 	r := h.newTestReconciler()
 	v := newTestVM("repeated-clone")
 	v.image = image
 	h.putVM(v, false)
 
-	var ids []string
-	for range 3 {
-		o := h.object(v.ref)
-		delete(o.Slices, model.ServicePlacement) // as if no slice had ever been published
-		res, err := r.reconcile(h.ctx, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := statusOf(t, res)
-		if !isTrue(st, model.ConditionCreated) {
-			t.Fatalf("reconcile: Created = %+v", condition(st, model.ConditionCreated))
-		}
-		ids = append(ids, st.UniqueID)
-	}
-	if n := len(h.vmsOf(v.uid)); n != 1 || ids[0] != ids[1] || ids[1] != ids[2] {
-		t.Errorf("%d VMs, uniqueIDs %v; want one clone reported each time", n, ids)
-	}
+	h.reconcileAfterLostSlices(r, v)
 }
 
 // A clone found again before it was reported created, below the hardware version its
@@ -180,10 +158,7 @@ func TestRepeatedReconcileAdoptsClone(t *testing.T) {
 // raise it only to spec.minHardwareVersion, not to a class's version.
 func TestCloneFoundBeforeItsUpgradeIsUpgraded(t *testing.T) {
 	h := newHarness(t)
-	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
-	image := imageNamed(t, testNamespace, inventory.PhotonTemplate)
-	h.seedObject("VirtualMachineImage", testNamespace, image, "")
-	h.seedObject("StorageClass", "", testStorageClass, "")
+	image := h.seedClassWithImage(inventory.PhotonTemplate)
 	r := h.newTestReconciler()
 	v := newTestVM("cut-upgrade")
 	v.image = image

@@ -54,6 +54,29 @@ func statusOf(t *testing.T, res reconcile.Result) model.VirtualMachineStatus {
 	return st
 }
 
+// reconcileAfterLostSlices reconciles v three times as if none had published its slice (a
+// crash lost each) and fails unless each reported Created with the one VM the first made.
+func (h *harness) reconcileAfterLostSlices(r *reconciler, v testVM) {
+	h.t.Helper()
+	var ids []string
+	for range 3 {
+		o := h.object(v.ref)
+		delete(o.Slices, model.ServicePlacement) // as if no slice had ever been published
+		res, err := r.reconcile(h.ctx, o)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		st := statusOf(h.t, res)
+		if !isTrue(st, model.ConditionCreated) {
+			h.t.Fatalf("reconcile: Created = %+v", condition(st, model.ConditionCreated))
+		}
+		ids = append(ids, st.UniqueID)
+	}
+	if n := len(h.vmsOf(v.uid)); n != 1 || ids[0] != ids[1] || ids[1] != ids[2] {
+		h.t.Errorf("%d VMs, uniqueIDs %v; want one VM reported each time", n, ids)
+	}
+}
+
 // A reconcile repeated after a crash that lost its slice (the VM was made, the result never
 // published) finds the VM instead of making another.
 func TestRepeatedReconcileAdoptsVM(t *testing.T) {
@@ -64,23 +87,7 @@ func TestRepeatedReconcileAdoptsVM(t *testing.T) {
 	v.labels = map[string]any{model.LabelZone: "zone-c"}
 	h.putVM(v, false)
 
-	var ids []string
-	for range 3 {
-		o := h.object(v.ref)
-		delete(o.Slices, model.ServicePlacement) // as if no slice had ever been published
-		res, err := r.reconcile(h.ctx, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := statusOf(t, res)
-		if !isTrue(st, model.ConditionCreated) {
-			t.Fatalf("reconcile: Created = %+v", condition(st, model.ConditionCreated))
-		}
-		ids = append(ids, st.UniqueID)
-	}
-	if n := len(h.vmsOf(v.uid)); n != 1 || ids[0] != ids[1] || ids[1] != ids[2] {
-		t.Errorf("%d VMs, uniqueIDs %v; want one VM reported each time", n, ids)
-	}
+	h.reconcileAfterLostSlices(r, v)
 }
 
 // A create recorded in the slice (Created False Creating) whose VM has not appeared is

@@ -20,14 +20,6 @@ import (
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
-// seedClassAndImage appends the seed document's class and image to the test's SPECS, as
-// the gateway's seed does.
-func (h *harness) seedClassAndImage() {
-	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
-	h.seedObject("VirtualMachineImage", testNamespace, inventory.SeedImageName, "")
-	h.seedObject("StorageClass", "", testStorageClass, "")
-}
-
 // The seed document's VM (my-vm-class, the photon image) becomes a powered-off VM in
 // vcsim with the class's 2 CPUs, 4 GiB and allocations, the spec's UUIDs and the keys
 // naming the object; placement chose a zone, labelled the object once and reports where
@@ -249,10 +241,7 @@ func hostName(t *testing.T, h *harness, ref types.ManagedObjectReference) string
 // the class hardware and the spec's guest ID.
 func TestCreatesEmptyVMForISOImage(t *testing.T) {
 	h := newHarness(t)
-	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
-	iso := imageNamed(t, testNamespace, inventory.PhotonISO)
-	h.seedObject("VirtualMachineImage", testNamespace, iso, "")
-	h.seedObject("StorageClass", "", testStorageClass, "")
+	iso := h.seedClassWithImage(inventory.PhotonISO)
 	// vcsim keeps no record of a VM's storage policy: look at the create itself.
 	profiles := make(chan []types.BaseVirtualMachineProfileSpec, 1)
 	seeded.sim.Intercept(func(_ *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {

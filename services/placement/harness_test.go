@@ -54,6 +54,21 @@ func newHarness(t *testing.T) *harness {
 	return &harness{t: t, ctx: ctx, js: js, vc: vc}
 }
 
+// seedClassAndImage appends the seed document's class and image and the test storage class
+// to the test's SPECS, as the gateway's seed does.
+func (h *harness) seedClassAndImage() { h.seedClassWithImage(inventory.PhotonImage) }
+
+// seedClassWithImage appends the seed document's class, the seeded image of displayName in
+// testNamespace and the test storage class to the test's SPECS, and returns the image's
+// object name.
+func (h *harness) seedClassWithImage(displayName string) string {
+	image := imageNamed(h.t, testNamespace, displayName)
+	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
+	h.seedObject("VirtualMachineImage", testNamespace, image, "")
+	h.seedObject("StorageClass", "", testStorageClass, "")
+	return image
+}
+
 // runService runs the placement service until the test ends.
 func (h *harness) runService() {
 	ctx, cancel := context.WithCancel(h.ctx)

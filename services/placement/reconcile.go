@@ -19,13 +19,17 @@ import (
 // reconciler is the service's state: one vCenter session and what it caches of the
 // inventory.
 type reconciler struct {
-	js       jetstream.JetStream
-	vc       *session
-	topo     topologyCache
-	folders  folderCache
-	tags     tagCache
-	placing  keyedLocks // by namespace
-	clusters keyedLocks // by cluster moref
+	js      jetstream.JetStream
+	vc      *session
+	topo    topologyCache
+	folders folderCache
+	tags    tagCache
+	// A placement decision locks its namespace: it reads where the namespace's other VMs
+	// are (affinity) and is recorded in the VM's slice before the lock is released, so two
+	// VMs kept apart by a rule never choose the same place at once.
+	placing events.KeyedLocks // by namespace
+	// A cluster rule edit locks its cluster: each reads the rules and writes them back.
+	clusters events.KeyedLocks // by cluster moref
 	now      func() time.Time
 	grace    time.Duration // createGrace
 }
@@ -149,7 +153,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		}
 		candidates = []string{zoneName}
 	}
-	unlock := r.placing.lock(id.namespace)
+	unlock := r.placing.Lock(id.namespace)
 	defer unlock()
 	peers, err := r.peers(ctx, id.namespace, id.name, affinity{self: o.Meta.Labels, spec: vm.Spec.Affinity}.relevant)
 	if err != nil {

@@ -81,7 +81,7 @@ func (r *reconciler) ensureRules(ctx context.Context, namespace string, self map
 	if len(want) == 0 {
 		return nil
 	}
-	unlock := r.clusters.lock(z.cluster.Value)
+	unlock := r.clusters.Lock(z.cluster.Value)
 	defer unlock()
 	cfg, err := r.clusterConfig(ctx, z)
 	if err != nil {
@@ -97,7 +97,7 @@ func (r *reconciler) ensureRules(ctx context.Context, namespace string, self map
 // leaveRules takes the VM out of every vmop rule and VM group of its zone's cluster,
 // removing those that no longer have the VMs they need.
 func (r *reconciler) leaveRules(ctx context.Context, z zone, vm types.ManagedObjectReference) error {
-	unlock := r.clusters.lock(z.cluster.Value)
+	unlock := r.clusters.Lock(z.cluster.Value)
 	defer unlock()
 	cfg, err := r.clusterConfig(ctx, z)
 	if err != nil {

@@ -22,7 +22,6 @@ import (
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/events/eventstest"
-	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/vcenter"
 	"github.com/vmop/vmop/services/power"
@@ -41,18 +40,7 @@ type groupHarness struct {
 func startGroups(t *testing.T) *groupHarness {
 	t.Helper()
 	ctx := t.Context()
-	sim, err := inventory.StartSim(ctx, inventory.SimConfig{Username: "admin", Password: "secret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sim.Close)
-	vc, err := sim.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := inventory.Seed(ctx, vc, sim.URL.User); err != nil {
-		t.Fatal(err)
-	}
+	sim, vc := startSim(t)
 	js, _ := eventstest.JetStream(t)
 	h := &groupHarness{harness: &harness{t: t, ctx: ctx, js: js, vc: vc}, vcenter: sim.Endpoint()}
 	h.followInputs()

@@ -98,7 +98,7 @@ func withPowerChange(body []byte, kind string, owner metav1.OwnerReference, c *p
 	if err := dec.Decode(&obj); err != nil {
 		return nil, err
 	}
-	meta := child(obj, "metadata")
+	meta := model.Child(obj, "metadata")
 	var refs []metav1.OwnerReference
 	if raw, err := json.Marshal(meta["ownerReferences"]); err == nil && meta["ownerReferences"] != nil {
 		if err := json.Unmarshal(raw, &refs); err != nil {
@@ -113,7 +113,7 @@ func withPowerChange(body []byte, kind string, owner metav1.OwnerReference, c *p
 		return json.Marshal(obj)
 	}
 
-	spec := child(obj, "spec")
+	spec := model.Child(obj, "spec")
 	changed := spec["powerState"] != string(c.state)
 	spec["powerState"] = string(c.state)
 	for field, mode := range map[string]model.PowerOpMode{"powerOffMode": c.offMode, "suspendMode": c.suspendMode} {
@@ -122,25 +122,13 @@ func withPowerChange(body []byte, kind string, owner metav1.OwnerReference, c *p
 			spec[field] = string(mode)
 		}
 	}
-	annotations := child(meta, "annotations")
+	annotations := model.Child(meta, "annotations")
 	annotations[model.AnnotationApplyPowerStateTime] = c.at
 	if kind == model.GroupMemberKindVirtualMachineGroup {
 		annotations[model.AnnotationLastUpdatedPowerStateTime] = formatInstant(now)
 	}
 	if changed {
-		n, _ := meta["generation"].(json.Number)
-		gen, _ := n.Int64()
-		meta["generation"] = gen + 1
+		model.CountSpecChange(meta)
 	}
 	return json.Marshal(obj)
-}
-
-// child returns obj[key] as an object, creating it when absent.
-func child(obj map[string]any, key string) map[string]any {
-	m, ok := obj[key].(map[string]any)
-	if !ok {
-		m = map[string]any{}
-		obj[key] = m
-	}
-	return m
 }

@@ -59,19 +59,7 @@ func start(t *testing.T) *harness { return startWith(t, power.Config{}) }
 func startWith(t *testing.T, cfg power.Config) *harness {
 	t.Helper()
 	ctx := t.Context()
-	sim, err := inventory.StartSim(ctx, inventory.SimConfig{Username: "admin", Password: "secret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sim.Close) // after the service stopped: Close cancels long polls left behind
-	vc, err := sim.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := inventory.Seed(ctx, vc, sim.URL.User); err != nil {
-		t.Fatal(err)
-	}
-
+	sim, vc := startSim(t)
 	js, _ := eventstest.JetStream(t)
 	cfg.JetStream, cfg.VCenter = js, sim.Endpoint()
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -79,6 +67,25 @@ func startWith(t *testing.T, cfg power.Config) *harness {
 	h.run()
 	t.Cleanup(func() { h.stop() })
 	return h
+}
+
+// startSim starts a seeded vcsim of the test's own, stopped when the test ends (after the
+// service stopped: Close cancels long polls left behind), and a client logged in to it.
+func startSim(t *testing.T) (*inventory.Sim, *govmomi.Client) {
+	t.Helper()
+	sim, err := inventory.StartSim(t.Context(), inventory.SimConfig{Username: "admin", Password: "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Close)
+	vc, err := sim.Client(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inventory.Seed(t.Context(), vc, sim.URL.User); err != nil {
+		t.Fatal(err)
+	}
+	return sim, vc
 }
 
 // run starts the service with h.cfg; h.stop stops it.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
@@ -108,12 +107,10 @@ func cdromVerified(t testing.TB, js jetstream.JetStream, v *deploytest.VM, statu
 func createEmpty(t testing.TB, js jetstream.JetStream, v *deploytest.VM) *object.VirtualMachine {
 	t.Helper()
 	ctx := t.Context()
-	finder := find.NewFinder(vc.Client.Client)
-	dc, err := finder.Datacenter(ctx, inventory.Datacenter)
+	finder, dc, err := vc.Finder(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	finder.SetDatacenter(dc)
 	zone := inventory.Zones[0]
 	pool, err := finder.ResourcePool(ctx, path.Join(dc.InventoryPath, "host", zone.Cluster, "Resources"))
 	if err != nil {

@@ -38,12 +38,11 @@ func TestInstanceClaimOnHostDatastore(t *testing.T) {
 	if len(vols) != 1 {
 		t.Fatalf("CNS volumes of the claim: %d, want 1", len(vols))
 	}
-	finder := find.NewFinder(vc.Client.Client)
-	dc, err := finder.Datacenter(t.Context(), inventory.Datacenter)
+	finder, _, err := vc.Finder(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := finder.SetDatacenter(dc).Datastore(t.Context(), inventory.LocalDatastore(host))
+	ds, err := finder.Datastore(t.Context(), inventory.LocalDatastore(host))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func (r *registrar) release(ctx context.Context, vm *model.VirtualMachine) error
 
 func (r *registrar) markDeleting(ctx context.Context, o owned) error {
 	return editRecord(ctx, r.js, o.ref, o.body, o.seq, "delete with its VM", func(obj map[string]any) error {
-		child(obj, "metadata")["deletionTimestamp"] = r.now().UTC().Format(time.RFC3339)
+		model.Child(obj, "metadata")["deletionTimestamp"] = r.now().UTC().Format(time.RFC3339)
 		return nil
 	})
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi/cns"
 	cnstypes "github.com/vmware/govmomi/cns/types"
-	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/types"
 	"github.com/vmware/govmomi/vslm"
@@ -325,7 +324,7 @@ func TestLinkedCloneIsPromotedFirst(t *testing.T) {
 	devices := object.VirtualDeviceList(readTestVM(t, vcVM).Config.Hardware.Device)
 	base := devices.SelectByType((*types.VirtualDisk)(nil))[0].(*types.VirtualDisk)
 	// The clone's parent: a small disk of its own (vcsim takes 1 ms per MB to promote).
-	dc, err := find.NewFinder(vc.Client.Client).Datacenter(t.Context(), inventory.Datacenter)
+	_, dc, err := vc.Finder(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ type vmEdit struct {
 // Everything else is kept as stored.
 func writeVM(ctx context.Context, js jetstream.JetStream, o reconcile.Object, e vmEdit) error {
 	return editRecord(ctx, js, o.Ref, o.Spec.Body, o.Spec.Seq, "write", func(obj map[string]any) error {
-		meta, spec := child(obj, "metadata"), child(obj, "spec")
+		meta, spec := model.Child(obj, "metadata"), model.Child(obj, "spec")
 		changed := false
 		for field, value := range map[string]any{"volumes": e.volumes, "hardware": e.hardware} {
 			if reflect.ValueOf(value).IsNil() {
@@ -38,26 +38,14 @@ func writeVM(ctx context.Context, js jetstream.JetStream, o reconcile.Object, e 
 			spec[field], changed = json.RawMessage(raw), true
 		}
 		if changed {
-			n, _ := meta["generation"].(json.Number)
-			gen, _ := n.Int64()
-			meta["generation"] = gen + 1
+			model.CountSpecChange(meta)
 		}
 		if len(e.annotations) > 0 {
-			a := child(meta, "annotations")
+			a := model.Child(meta, "annotations")
 			for k, v := range e.annotations {
 				a[k] = v
 			}
 		}
 		return nil
 	})
-}
-
-// child returns obj[key] as an object, creating it when absent.
-func child(obj map[string]any, key string) map[string]any {
-	m, ok := obj[key].(map[string]any)
-	if !ok {
-		m = map[string]any{}
-		obj[key] = m
-	}
-	return m
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi/cns"
 	cnstypes "github.com/vmware/govmomi/cns/types"
-	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/types"
 
@@ -38,12 +37,10 @@ func testCNS(t testing.TB) *cns.Client {
 func createVolume(t testing.TB, name string, mib int64) string {
 	t.Helper()
 	ctx := t.Context()
-	finder := find.NewFinder(vc.Client.Client)
-	dc, err := finder.Datacenter(ctx, inventory.Datacenter)
+	finder, _, err := vc.Finder(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	finder.SetDatacenter(dc)
 	ds, err := finder.Datastore(ctx, inventory.Zones[0].Datastore)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/mo"
-	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/vcenter"
 )
@@ -16,15 +15,7 @@ import (
 // changed block tracking changes only while off) and whether it tracks changed blocks.
 var vmProperties = []string{"config.hardware.device", "config.files.vmPathName", "config.changeTrackingEnabled", "layoutEx", "runtime.powerState"}
 
-// readVM reads the VM placement created (vcenter.ReadVM) once its tasks are done.
+// readVM reads the VM placement created (vcenter.ReadVMConfig) once its tasks are done.
 func readVM(ctx context.Context, c *govmomi.Client, moref, instanceUUID string) (mo.VirtualMachine, *object.VirtualMachine, error) {
-	var out mo.VirtualMachine
-	vm, err := vcenter.ReadVM(ctx, c, moref, instanceUUID, vmProperties, &out)
-	if err != nil {
-		return out, nil, err
-	}
-	if out.Config == nil {
-		out.Config = &types.VirtualMachineConfigInfo{}
-	}
-	return out, vm, nil
+	return vcenter.ReadVMConfig(ctx, c, moref, instanceUUID, vmProperties)
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi"
-	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vapi/library"
 	"github.com/vmware/govmomi/vapi/rest"
@@ -145,12 +144,10 @@ func (e *Env) Deploy(ctx context.Context, item, name, instanceUUID string, ref e
 	if err != nil || len(itemIDs) != 1 {
 		return nil, fmt.Errorf("item %s: %v %w", item, itemIDs, err)
 	}
-	finder := find.NewFinder(e.Client.Client)
-	dc, err := finder.Datacenter(ctx, inventory.Datacenter)
+	finder, dc, err := e.Finder(ctx)
 	if err != nil {
 		return nil, err
 	}
-	finder.SetDatacenter(dc)
 	zone := inventory.Zones[0]
 	pool, err := finder.ResourcePool(ctx, path.Join(dc.InventoryPath, "host", zone.Cluster, "Resources"))
 	if err != nil {
