@@ -36,6 +36,7 @@ func Seed(ctx context.Context, c *govmomi.Client, login *url.Userinfo) error {
 		s.keyProviders,
 		s.libraries,
 		s.templates,
+		s.libraryTemplates,
 	}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
