@@ -1,12 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
@@ -32,10 +32,7 @@ func TestVMImageCloneAndControllers(t *testing.T) {
 	get := func(path string) string {
 		return tp.kubectl("get", "vm", name, "-n", ns, "-o", "jsonpath="+path)
 	}
-	images := strings.Fields(tp.kubectl("get", "vmi", "-n", ns, "-l", "image.vmoperator.vmware.com/type=VM", "-o", "jsonpath={.items[*].status.name}"))
-	if want := []string{inventory.PhotonTemplate, inventory.PhotonVMTX}; !cmp.Equal(sorted(images), want) {
-		t.Fatalf("images of type VM in %s: %v, want the seeded template's and VM template item's %v", ns, images, want)
-	}
+	tp.waitVMImages(ns)
 	tp.apply("apiVersion: vmoperator.vmware.com/v1alpha5\nkind: VirtualMachine\nmetadata:\n  name: "+name+
 		"\nspec:\n  className: my-vm-class\n  imageName: "+inventory.PhotonTemplate+"\n  storageClass: my-storage-class\n  powerState: PoweredOff\n", "")
 	waitFor(t, 3*time.Minute, "the clone's disks registered", func() bool {
@@ -108,11 +105,18 @@ func TestVMImageCloneAndControllers(t *testing.T) {
 	tp.waitPower(name, "PoweredOn")
 }
 
-// sorted is a sorted copy of s.
-func sorted(s []string) []string {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return s
+// waitVMImages waits until the images of type VM listed in ns, by their type label, are
+// those of the seeded template and VM template item (the gateway seeds them as it starts).
+func (tp *topology) waitVMImages(ns string) {
+	tp.t.Helper()
+	want := []string{inventory.PhotonTemplate, inventory.PhotonVMTX}
+	var images []string
+	tp.eventuallyReport("the seeded images of type VM", func() bool {
+		out, _ := tp.kubectlErr("get", "vmi", "-n", ns, "-l", "image.vmoperator.vmware.com/type=VM", "-o", "jsonpath={.items[*].status.name}")
+		images = strings.Fields(out)
+		slices.Sort(images)
+		return slices.Equal(images, want)
+	}, func() string { return fmt.Sprintf("%v, want %v", images, want) })
 }
 
 // TestVMTemplateItemDeploy is issue #16's item 6 for a content library VM template (VMTX)
@@ -126,6 +130,7 @@ func TestVMTemplateItemDeploy(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ns, name = "my-namespace", "vmtx-vm"
+	tp.waitVMImages(ns)
 	tp.apply("apiVersion: vmoperator.vmware.com/v1alpha5\nkind: VirtualMachine\nmetadata:\n  name: "+name+
 		"\nspec:\n  className: my-vm-class\n  imageName: "+inventory.PhotonVMTX+"\n  storageClass: my-storage-class\n  powerState: PoweredOn\n", "")
 	tp.waitPower(name, "PoweredOn")

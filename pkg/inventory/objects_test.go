@@ -279,7 +279,7 @@ func TestDisplayNamesResolveUniquely(t *testing.T) {
 				count[str(o, "status", "name")]++
 			}
 		}
-		if want := len(images) + len(vmTemplates) + 1; len(count) != want { // + PhotonVMTX
+		if want := len(images) + len(vmTemplates) + len(vmTemplateItems); len(count) != want {
 			t.Errorf("%s sees %d display names, want %d: %v", ns, len(count), want, count)
 		}
 		for name, n := range count {

@@ -13,27 +13,41 @@ import (
 // apart from TemplateFolder, whose templates are images of their own.
 const LibraryTemplateFolder = "vmop-library-templates"
 
-// libraryTemplates makes PhotonVMTX, a VM template item of Library, from PhotonTemplate
-// (the content library copies the VM into the item), unless the item exists.
-func (s *seeder) libraryTemplates(ctx context.Context) error {
-	m := library.NewManager(s.rest)
-	ids, err := m.FindLibrary(ctx, library.Find{Name: Library.Name, Type: "LOCAL"})
-	if err != nil {
-		return fmt.Errorf("find library %s: %w", Library.Name, err)
+// vmTemplateItem is one VM template item Seed makes from a template VM of vmTemplates.
+type vmTemplateItem struct {
+	item, source string
+	library      ContentLibrary
+}
+
+var vmTemplateItems = []vmTemplateItem{
+	{item: PhotonVMTX, source: PhotonTemplate, library: Library},
+}
+
+// ensureTemplateItems makes each VM template item of lib (library ID libID) that is
+// missing, from its template VM (the content library copies the VM into the item).
+func (s *seeder) ensureTemplateItems(ctx context.Context, m *library.Manager, lib ContentLibrary, libID string) error {
+	for _, t := range vmTemplateItems {
+		if t.library != lib {
+			continue
+		}
+		if err := s.ensureTemplateItem(ctx, m, libID, t); err != nil {
+			return fmt.Errorf("VM template item %s: %w", t.item, err)
+		}
 	}
-	if len(ids) != 1 {
-		return fmt.Errorf("library %s: found %d, want 1", Library.Name, len(ids))
-	}
-	items, err := m.FindLibraryItems(ctx, library.FindItem{LibraryID: ids[0], Name: PhotonVMTX})
+	return nil
+}
+
+func (s *seeder) ensureTemplateItem(ctx context.Context, m *library.Manager, libID string, t vmTemplateItem) error {
+	items, err := m.FindLibraryItems(ctx, library.FindItem{LibraryID: libID, Name: t.item})
 	if err != nil {
-		return fmt.Errorf("find library item %s: %w", PhotonVMTX, err)
+		return fmt.Errorf("find library item: %w", err)
 	}
 	if len(items) > 0 {
 		return nil
 	}
-	source, err := s.finder.VirtualMachine(ctx, path.Join("/", Datacenter, "vm", TemplateFolder, PhotonTemplate))
+	source, err := s.finder.VirtualMachine(ctx, path.Join("/", Datacenter, "vm", TemplateFolder, t.source))
 	if err != nil {
-		return fmt.Errorf("source of %s: %w", PhotonVMTX, err)
+		return fmt.Errorf("source template: %w", err)
 	}
 	folder, err := s.vmFolder(ctx, LibraryTemplateFolder)
 	if err != nil {
@@ -44,11 +58,8 @@ func (s *seeder) libraryTemplates(ctx context.Context) error {
 		return err
 	}
 	_, err = vcenter.NewManager(s.rest).CreateTemplate(ctx, vcenter.Template{
-		Name: PhotonVMTX, Description: "Photon OS 5 as a VM template", Library: ids[0], SourceVM: source.Reference().Value,
+		Name: t.item, Description: "VM template of " + t.source, Library: libID, SourceVM: source.Reference().Value,
 		Placement: &vcenter.Placement{Folder: folder.Reference().Value, ResourcePool: pool.Reference().Value},
 	})
-	if err != nil {
-		return fmt.Errorf("create VM template item %s: %w", PhotonVMTX, err)
-	}
-	return nil
+	return err
 }
