@@ -21,17 +21,6 @@ import (
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
-// seedTemplateItemImage seeds the class, the StorageClass and the image of the seeded VM
-// template (VMTX) library item, and returns the image's name.
-func (h *harness) seedTemplateItemImage() string {
-	h.t.Helper()
-	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
-	h.seedObject("StorageClass", "", testStorageClass, "")
-	image := imageNamed(h.t, testNamespace, inventory.PhotonVMTX)
-	h.seedObject("VirtualMachineImage", testNamespace, image, "")
-	return image
-}
-
 // vcCalls records what vcsim was asked about VMs whose name starts with prefix: the
 // CloneVM_Task locations (vcsim deploys a VM template item by copying the item's VM) and
 // the ReconfigVM_Task specs, and fails reconfigures while failReconfigure is set.
@@ -93,7 +82,7 @@ func (c *vcCalls) setFailReconfigure(fail bool) {
 // there, once); a minHardwareVersion above the template's is reached by an upgrade.
 func TestDeploysVMTemplateItem(t *testing.T) {
 	h := newHarness(t)
-	image := h.seedTemplateItemImage()
+	image := h.seedClassWithImage(inventory.PhotonVMTX)
 	calls := h.recordCalls("vmtx-")
 	h.runService()
 
@@ -183,7 +172,7 @@ func TestTemplateDeploySpec(t *testing.T) {
 // nothing.
 func TestTemplateItemDeployCutShortIsMended(t *testing.T) {
 	h := newHarness(t)
-	image := h.seedTemplateItemImage()
+	image := h.seedClassWithImage(inventory.PhotonVMTX)
 	calls := h.recordCalls("vmtx-crash-")
 	r := h.newTestReconciler()
 	v := newTestVM("vmtx-crash")
@@ -266,7 +255,7 @@ func TestTemplateItemDeployCutShortIsMended(t *testing.T) {
 // disks (the deploy copies them as they are). The fast-deploy direct mode is what it does.
 func TestTemplateItemRefusals(t *testing.T) {
 	h := newHarness(t)
-	image := h.seedTemplateItemImage()
+	image := h.seedClassWithImage(inventory.PhotonVMTX)
 	calls := h.recordCalls("vmtx-refused-")
 	r := h.newTestReconciler()
 	for _, tt := range []struct {

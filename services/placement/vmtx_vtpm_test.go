@@ -22,7 +22,7 @@ import (
 // by a new one in the configuring reconfigure for spec.crypto.vTPMMode New, kept for Clone.
 func TestTemplateItemVTPM(t *testing.T) {
 	h := newHarness(t)
-	image := h.seedTemplateItemImage()
+	image := h.seedClassWithImage(inventory.PhotonVMTX)
 	itemID := h.templateItemWithVTPM()
 	img := deepCopy(t, seededObject(t, "VirtualMachineImage", testNamespace, image))
 	img["metadata"].(map[string]any)["name"] = "vmi-vtpm"
