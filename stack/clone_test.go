@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
@@ -29,12 +32,9 @@ func TestVMImageCloneAndControllers(t *testing.T) {
 	get := func(path string) string {
 		return tp.kubectl("get", "vm", name, "-n", ns, "-o", "jsonpath="+path)
 	}
-	images := strings.Fields(tp.kubectl("get", "vmi", "-n", ns, "-l", "image.vmoperator.vmware.com/type=VM", "-o", "jsonpath={.items[*].metadata.name}"))
-	if len(images) != 1 {
-		t.Fatalf("images of type VM in %s: %v, want the seeded template's", ns, images)
-	}
+	tp.waitVMImages(ns)
 	tp.apply("apiVersion: vmoperator.vmware.com/v1alpha5\nkind: VirtualMachine\nmetadata:\n  name: "+name+
-		"\nspec:\n  className: my-vm-class\n  imageName: "+images[0]+"\n  storageClass: my-storage-class\n  powerState: PoweredOff\n", "")
+		"\nspec:\n  className: my-vm-class\n  imageName: "+inventory.PhotonTemplate+"\n  storageClass: my-storage-class\n  powerState: PoweredOff\n", "")
 	waitFor(t, 3*time.Minute, "the clone's disks registered", func() bool {
 		out, err := tp.kubectlErr("get", "vm", name, "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="VirtualMachineUnmanagedVolumesRegistered")].status}`)
 		return err == nil && out == "True"
@@ -103,4 +103,50 @@ func TestVMImageCloneAndControllers(t *testing.T) {
 	tp.eventually("StorageReady True", func() bool { return storage("status") == "True" })
 	tp.kubectl("patch", "vm", name, "-n", ns, "--type", "merge", "-p", `{"spec":{"powerState":"PoweredOn"}}`)
 	tp.waitPower(name, "PoweredOn")
+}
+
+// waitVMImages waits until the images of type VM listed in ns, by their type label, are
+// those of the seeded template and VM template item (the gateway seeds them as it starts).
+func (tp *topology) waitVMImages(ns string) {
+	tp.t.Helper()
+	want := []string{inventory.PhotonTemplate, inventory.PhotonVMTX}
+	var images []string
+	tp.eventuallyReport("the seeded images of type VM", func() bool {
+		out, _ := tp.kubectlErr("get", "vmi", "-n", ns, "-l", "image.vmoperator.vmware.com/type=VM", "-o", "jsonpath={.items[*].status.name}")
+		images = strings.Fields(out)
+		slices.Sort(images)
+		return slices.Equal(images, want)
+	}, func() string { return fmt.Sprintf("%v, want %v", images, want) })
+}
+
+// TestVMTemplateItemDeploy is issue #16's item 6 for a content library VM template (VMTX)
+// through the API: a VM from the seeded VM template item's image (named by its display
+// name) is the item's deploy, configured with the class's hardware, with the template's
+// two disks, and powers on.
+func TestVMTemplateItemDeploy(t *testing.T) {
+	tp := startTopology(t)
+	vc, err := vcenter.Connect(t.Context(), tp.vcenter(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns, name = "my-namespace", "vmtx-vm"
+	tp.waitVMImages(ns)
+	tp.apply("apiVersion: vmoperator.vmware.com/v1alpha5\nkind: VirtualMachine\nmetadata:\n  name: "+name+
+		"\nspec:\n  className: my-vm-class\n  imageName: "+inventory.PhotonVMTX+"\n  storageClass: my-storage-class\n  powerState: PoweredOn\n", "")
+	tp.waitPower(name, "PoweredOn")
+
+	vm := tp.vm(vc, name)
+	var m mo.VirtualMachine
+	if err := vm.Properties(t.Context(), vm.Reference(), []string{"config.hardware", "config.template", "config.instanceUuid"}, &m); err != nil {
+		t.Fatal(err)
+	}
+	var disks []int64
+	for _, d := range object.VirtualDeviceList(m.Config.Hardware.Device).SelectByType((*types.VirtualDisk)(nil)) {
+		disks = append(disks, d.(*types.VirtualDisk).CapacityInBytes>>30)
+	}
+	instance := tp.kubectl("get", "vm", name, "-n", ns, "-o", "jsonpath={.spec.instanceUUID}")
+	if m.Config.Template || m.Config.Hardware.NumCPU != 2 || m.Config.Hardware.MemoryMB != 4096 || !slices.Equal(disks, []int64{20, 10}) || m.Config.InstanceUuid != instance {
+		t.Errorf("deployed VM in vcsim: template %v, %d CPUs, %d MB, disks %v GiB, instance UUID %s; want a VM with my-vm-class's 2 CPUs and 4096 MB, the template's 20 and 10 GiB disks and instance UUID %s",
+			m.Config.Template, m.Config.Hardware.NumCPU, m.Config.Hardware.MemoryMB, disks, m.Config.InstanceUuid, instance)
+	}
 }

@@ -119,3 +119,86 @@ func TestDeployLibraryOVF(t *testing.T) {
 		t.Errorf("NICs = %d, want 1", nics)
 	}
 }
+
+// The seeded VM template item deploys, as placement deploys it, into a powered-off VM (not a
+// template, unlike vcsim's own deploy: deployAsVM) with the template's disks, on the host
+// and pool asked, while the item's own VM stays a template.
+func TestDeployVMTemplateItem(t *testing.T) {
+	ctx := testContext(t)
+	c := seeded.client
+	rc, err := vapiSession(ctx, c, seeded.sim.URL.User)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeVAPISession(rc)
+	libs := library.NewManager(rc)
+	libIDs, err := libs.FindLibrary(ctx, library.Find{Name: Library.Name})
+	if err != nil || len(libIDs) != 1 {
+		t.Fatalf("library %s: %v %v", Library.Name, libIDs, err)
+	}
+	items, err := libs.FindLibraryItems(ctx, library.FindItem{LibraryID: libIDs[0], Name: PhotonVMTX})
+	if err != nil || len(items) != 1 {
+		t.Fatalf("item %s: %v %v", PhotonVMTX, items, err)
+	}
+
+	finder := find.NewFinder(c.Client)
+	zone := Zones[1]
+	pool, err := finder.ResourcePool(ctx, path.Join("/", Datacenter, "host", zone.Cluster, "Resources"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := finder.HostSystem(ctx, path.Join("/", Datacenter, "host", zone.Cluster, zone.Hosts[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := finder.Datastore(ctx, path.Join("/", Datacenter, "datastore", SharedDatastore))
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder, err := finder.Folder(ctx, path.Join("/", Datacenter, "vm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := vcenter.NewManager(rc).DeployTemplateLibraryItem(ctx, items[0], vcenter.DeployTemplate{
+		Name:        "vmtx-deploy-test",
+		DiskStorage: &vcenter.DiskStorage{Datastore: ds.Reference().Value},
+		Placement:   &vcenter.Placement{Folder: folder.Reference().Value, ResourcePool: pool.Reference().Value, Host: host.Reference().Value},
+	})
+	if err != nil {
+		t.Fatalf("deploy %s: %v", PhotonVMTX, err)
+	}
+	vm := object.NewVirtualMachine(c.Client, *ref)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		task, err := vm.Destroy(ctx)
+		if err == nil {
+			err = task.Wait(ctx)
+		}
+		if err != nil {
+			t.Errorf("destroy deployed VM: %v", err)
+		}
+	})
+
+	var got mo.VirtualMachine
+	if err := vm.Properties(ctx, *ref, []string{"config", "runtime", "resourcePool"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	var disks []int64
+	for _, d := range object.VirtualDeviceList(got.Config.Hardware.Device).SelectByType((*types.VirtualDisk)(nil)) {
+		disks = append(disks, d.(*types.VirtualDisk).CapacityInBytes>>30)
+	}
+	if got.Config.Template || got.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOff ||
+		*got.Runtime.Host != host.Reference() || *got.ResourcePool != pool.Reference() || !slices.Equal(disks, []int64{20, 10}) {
+		t.Errorf("deployed: template %v, %s, host %v, pool %v, disks %v GiB; want a powered-off VM on %v in %v with disks [20 10]",
+			got.Config.Template, got.Runtime.PowerState, got.Runtime.Host, got.ResourcePool, disks, host.Reference(), pool.Reference())
+	}
+	itemVM, err := finder.VirtualMachine(ctx, path.Join("/", Datacenter, "vm", LibraryTemplateFolder, PhotonVMTX))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var item mo.VirtualMachine
+	if err := itemVM.Properties(ctx, itemVM.Reference(), []string{"config.template"}, &item); err != nil || !item.Config.Template {
+		t.Errorf("the item's VM: template %v, %v; want a template", item.Config != nil && item.Config.Template, err)
+	}
+}

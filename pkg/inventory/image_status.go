@@ -17,7 +17,7 @@ const (
 	imageOSLabel         = "os.image.vmoperator.vmware.com/"
 )
 
-// imageTypes maps content library item types to image status types.
+// imageTypes maps the content library item types that are images to image status types.
 var imageTypes = map[string]string{
 	library.ItemTypeOVF:  "OVF",
 	library.ItemTypeISO:  "ISO",
@@ -33,11 +33,9 @@ func imageStatus(item library.Item, env *ovf.Envelope) (map[string]any, map[stri
 		"providerContentVersion": item.ContentVersion,
 		"conditions":             []any{readyCondition(item)},
 	}
-	labels := map[string]string{}
-	if typ := imageTypes[item.Type]; typ != "" {
-		status["type"] = typ
-		labels[imageTypeLabel] = typ
-	}
+	typ := imageTypes[item.Type] // libraryItems keeps only items of these types
+	status["type"] = typ
+	labels := map[string]string{imageTypeLabel: typ}
 	if env == nil {
 		return status, labels
 	}

@@ -92,7 +92,8 @@ func ImageStatus(ctx context.Context, rc *rest.Client, providerKind, name string
 	return nil, false, nil
 }
 
-// libraryItems lists the items of lib, by name.
+// libraryItems lists the items of lib that are images, by name: OVF, ISO and VM template
+// items, as VM Operator surfaces them; other items (plain files) cannot make a VM.
 func libraryItems(ctx context.Context, m *library.Manager, lib ContentLibrary) ([]library.Item, error) {
 	ids, err := m.FindLibrary(ctx, library.Find{Name: lib.Name, Type: "LOCAL"})
 	if err != nil {
@@ -105,6 +106,7 @@ func libraryItems(ctx context.Context, m *library.Manager, lib ContentLibrary) (
 	if err != nil {
 		return nil, fmt.Errorf("items of library %s: %w", lib.Name, err)
 	}
+	items = slices.DeleteFunc(items, func(i library.Item) bool { return imageTypes[i.Type] == "" })
 	slices.SortFunc(items, func(a, b library.Item) int { return strings.Compare(a.Name, b.Name) })
 	return items, nil
 }

@@ -3,13 +3,16 @@ package inventory
 import (
 	"github.com/vmop/vmop/pkg/model"
 
+	"context"
 	"encoding/json"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/vmware/govmomi/pbm"
+	"github.com/vmware/govmomi/vapi/library"
 	"sigs.k8s.io/yaml"
 )
 
@@ -211,6 +214,10 @@ func TestImageStatus(t *testing.T) {
 			labels: map[string]any{"image.vmoperator.vmware.com/type": "ISO"},
 		},
 		{namespace: "default", display: UbuntuISO, kind: "ClusterVirtualMachineImage", typ: "ISO"},
+		{
+			namespace: "default", display: PhotonVMTX, kind: "VirtualMachineImage", typ: "VM",
+			labels: map[string]any{"image.vmoperator.vmware.com/type": "VM"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.display, func(t *testing.T) {
@@ -249,7 +256,10 @@ func TestImageStatus(t *testing.T) {
 			if len(conds) != 1 || field(conds[0].(map[string]any), "status") != "True" || str(conds[0].(map[string]any), "type") != "Ready" {
 				t.Errorf("conditions = %v, want Ready=True", conds)
 			}
-			if str(got, "status", "providerItemID") == "" || str(got, "status", "providerContentVersion") == "" ||
+			// vcsim gives a VM template item no content version.
+			if id := str(got, "status", "providerItemID"); id == "" || strings.HasPrefix(id, "vm-") ||
+				(tt.typ != "VM" && str(got, "status", "providerContentVersion") == "") ||
+				str(got, "spec", "providerRef", "kind") != "ContentLibraryItem" && tt.kind == "VirtualMachineImage" ||
 				str(got, "spec", "providerRef", "name") == "" {
 				t.Errorf("provider fields missing: spec %v status %v", got["spec"], status)
 			}
@@ -269,7 +279,7 @@ func TestDisplayNamesResolveUniquely(t *testing.T) {
 				count[str(o, "status", "name")]++
 			}
 		}
-		if want := len(images) + len(vmTemplates); len(count) != want {
+		if want := len(images) + len(vmTemplates) + len(vmTemplateItems); len(count) != want {
 			t.Errorf("%s sees %d display names, want %d: %v", ns, len(count), want, count)
 		}
 		for name, n := range count {
@@ -318,5 +328,39 @@ func TestStorageClassesNameRealPolicies(t *testing.T) {
 func TestObjectsAreStable(t *testing.T) {
 	if diff := cmp.Diff(loadObjects(t), loadObjects(t)); diff != "" {
 		t.Errorf("two reads differ (-first +second):\n%s", diff)
+	}
+}
+
+// A library item that is no image (not OVF, ISO or VM template: a plain file) makes no
+// VirtualMachineImage, and no providerRef finds it.
+func TestPlainItemIsNoImage(t *testing.T) {
+	ctx := testContext(t)
+	rc, err := vapiSession(ctx, seeded.client, seeded.sim.URL.User)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeVAPISession(rc)
+	m := library.NewManager(rc)
+	ids, err := m.FindLibrary(ctx, library.Find{Name: Library.Name, Type: "LOCAL"})
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("library %s: %v, %v", Library.Name, ids, err)
+	}
+	const name = "release-notes"
+	id, err := m.CreateLibraryItem(ctx, library.Item{Name: name, Type: "file", LibraryID: ids[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.DeleteLibraryItem(context.WithoutCancel(ctx), &library.Item{ID: id}); err != nil {
+			t.Error(err)
+		}
+	})
+	for _, o := range loadObjects(t) {
+		if str(o, "status", "name") == name {
+			t.Errorf("%s %s made of the file item", o["kind"], str(o, "metadata", "name"))
+		}
+	}
+	if _, found, err := ImageStatus(ctx, rc, "ContentLibraryItem", providerName(Library, name)); found || err != nil {
+		t.Errorf("status of the file item: found %v, %v; want not found", found, err)
 	}
 }

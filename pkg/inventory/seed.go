@@ -34,8 +34,8 @@ func Seed(ctx context.Context, c *govmomi.Client, login *url.Userinfo) error {
 		s.zoneTags,
 		s.policyTags,
 		s.keyProviders,
+		s.templates, // before the libraries: VM template items are made of them
 		s.libraries,
-		s.templates,
 	}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {

@@ -15,8 +15,11 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 )
 
-// libraries creates the content libraries on SharedDatastore and uploads each catalog image that
-// is missing or incomplete, through an update session as any vCenter client would.
+// libraries creates the content libraries on SharedDatastore, uploads each catalog image that
+// is missing or incomplete, through an update session as any vCenter client would, and makes
+// the VM template items, each right after its library's uploads and before the next library
+// is created: Objects, which a gateway starting beside the seed retries until every library
+// exists, then finds them.
 func (s *seeder) libraries(ctx context.Context) error {
 	ds, err := s.finder.Datastore(ctx, SharedDatastore)
 	if err != nil {
@@ -35,6 +38,9 @@ func (s *seeder) libraries(ctx context.Context) error {
 			if err := s.ensureItem(ctx, m, libID, img); err != nil {
 				return err
 			}
+		}
+		if err := s.ensureTemplateItems(ctx, m, lib, libID); err != nil {
+			return err
 		}
 	}
 	return nil

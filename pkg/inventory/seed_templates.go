@@ -40,7 +40,7 @@ var vmTemplates = []vmTemplate{
 // mounts it, so a clone can land anywhere), snapshots it and marks it a template. A
 // template left half made by an interrupted seed is finished.
 func (s *seeder) templates(ctx context.Context) error {
-	folder, err := s.templateFolder(ctx)
+	folder, err := s.vmFolder(ctx, TemplateFolder)
 	if err != nil {
 		return err
 	}
@@ -52,17 +52,18 @@ func (s *seeder) templates(ctx context.Context) error {
 	return nil
 }
 
-func (s *seeder) templateFolder(ctx context.Context) (*object.Folder, error) {
-	ref, err := object.NewSearchIndex(s.c.Client).FindChild(ctx, s.folders.VmFolder, TemplateFolder)
+// vmFolder is the VM folder name of the datacenter, created when missing.
+func (s *seeder) vmFolder(ctx context.Context, name string) (*object.Folder, error) {
+	ref, err := object.NewSearchIndex(s.c.Client).FindChild(ctx, s.folders.VmFolder, name)
 	if err != nil {
-		return nil, fmt.Errorf("find folder %s: %w", TemplateFolder, err)
+		return nil, fmt.Errorf("find folder %s: %w", name, err)
 	}
 	if ref != nil {
 		return object.NewFolder(s.c.Client, ref.Reference()), nil
 	}
-	f, err := s.folders.VmFolder.CreateFolder(ctx, TemplateFolder)
+	f, err := s.folders.VmFolder.CreateFolder(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("create folder %s: %w", TemplateFolder, err)
+		return nil, fmt.Errorf("create folder %s: %w", name, err)
 	}
 	return f, nil
 }

@@ -36,7 +36,7 @@ func TestSeedBuildsTopologyIdempotently(t *testing.T) {
 		Clusters:   map[string][]string{},
 		Datastores: map[string][]string{},
 		Items: map[string][]string{
-			Library.Name:        {MultiDiskImage, MyImage, PhotonImage, PhotonISO},
+			Library.Name:        {MultiDiskImage, MyImage, PhotonImage, PhotonISO, PhotonVMTX},
 			ClusterLibrary.Name: {UbuntuImage, UbuntuISO},
 		},
 		Tags: map[string][]string{
@@ -72,8 +72,8 @@ func TestSeedBuildsTopologyIdempotently(t *testing.T) {
 			t.Errorf("network %q missing from %v", n.Name, first.Networks)
 		}
 	}
-	if len(first.Clusters) != 3 || len(all) != 6 || len(first.Datastores) != 7 || len(first.ItemIDs) != 6 {
-		t.Errorf("counts: %d clusters, %d hosts, %d datastores, %d items; want 3, 6, 7 (3 zones', the shared one, 3 hosts' own), 6",
+	if len(first.Clusters) != 3 || len(all) != 6 || len(first.Datastores) != 7 || len(first.ItemIDs) != 7 {
+		t.Errorf("counts: %d clusters, %d hosts, %d datastores, %d items; want 3, 6, 7 (3 zones', the shared one, 3 hosts' own), 7",
 			len(first.Clusters), len(all), len(first.Datastores), len(first.ItemIDs))
 	}
 

@@ -24,8 +24,9 @@ func (s *Sim) Intercept(f Interceptor) {
 }
 
 // handle is the registry's method handler: the long-poll bookkeeping, event collectors'
-// destruction, then the test's interceptor.
+// destruction, VM template items' deploys, then the test's interceptor.
 func (s *Sim) handle(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+	deployAsVM(ctx, m)
 	if h, fault := s.polls.observe(ctx, m); h != nil || fault != nil {
 		return h, fault
 	}

@@ -93,6 +93,7 @@ const (
 	PhotonISO      = "photonos-5-x64-iso"
 	UbuntuImage    = "ubuntu-22.04" // cluster image, OVF
 	UbuntuISO      = "ubuntu-22.04-live-server-iso"
+	PhotonVMTX     = "photonos-5-x64-vmtx" // VM template (VMTX) made from PhotonTemplate
 )
 
 // SeedImageName is the image object name the seed document's examples use; it is pinned to

@@ -103,7 +103,12 @@ func (r *reconciler) finishClone(ctx context.Context, id vmIdentity, vm *model.V
 		v.powerState != types.VirtualMachinePowerStatePoweredOff {
 		return nil
 	}
-	want := createVersion(vm.Spec.MinHardwareVersion, cls.hw, img.hardwareVersion)
+	return r.raiseVersion(ctx, id, v, createVersion(vm.Spec.MinHardwareVersion, cls.hw, img.hardwareVersion))
+}
+
+// raiseVersion upgrades the VM v made from an image to hardware version want when it is
+// below.
+func (r *reconciler) raiseVersion(ctx context.Context, id vmIdentity, v *vmState, want int32) error {
 	if vcenter.HardwareVersion(v.version) >= want {
 		return nil
 	}
@@ -146,6 +151,8 @@ func cloneMode(img *image, linked bool) string {
 	switch {
 	case img.typ != model.ImageTypeVM:
 		return ""
+	case img.fromTemplateItem():
+		return " as a full copy of VM template item " + img.itemID
 	case linked:
 		return " as a linked clone of template VM " + img.itemID
 	}

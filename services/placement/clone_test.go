@@ -210,9 +210,9 @@ func TestTPMProvisionPolicy(t *testing.T) {
 	}
 }
 
-// An image of type VM whose provider item is a content library VM template (a library
-// item ID, not a template VM) is refused with the reason, and nothing is created.
-func TestLibraryVMTemplateImageIsRefused(t *testing.T) {
+// An image whose status names no type VMs are made from (a damaged status: the inventory
+// publishes OVF, ISO and VM images only) is refused with the reason, and nothing is created.
+func TestImageOfNoDeployableTypeIsRefused(t *testing.T) {
 	h := newHarness(t)
 	h.seedObject("VirtualMachineClass", testNamespace, inventory.SeedClassName, "")
 	h.seedObject("StorageClass", "", testStorageClass, "")
@@ -223,18 +223,18 @@ func TestLibraryVMTemplateImageIsRefused(t *testing.T) {
 			break
 		}
 	}
-	img["metadata"] = map[string]any{"name": "vmi-vmtx", "namespace": testNamespace}
-	img["status"].(map[string]any)["providerItemID"] = "6a3c9a1e-0b7e-4c34-9d2a-0f0b8a5e1c2d"
+	img["metadata"] = map[string]any{"name": "vmi-damaged", "namespace": testNamespace}
+	img["status"].(map[string]any)["type"] = "Folder"
 	h.putObject(img)
 	h.runService()
 
-	v := newTestVM("vmtx")
-	v.image = "vmi-vmtx"
+	v := newTestVM("damaged")
+	v.image = "vmi-damaged"
 	h.putVM(v, false)
-	_, st := h.waitSlice(v.ref, "ImageReady NotSupported", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		return condition(st, model.ConditionImageReady).Reason == model.ReasonNotSupported
+	_, st := h.waitSlice(v.ref, "ImageReady Invalid", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		return condition(st, model.ConditionImageReady).Reason == model.ReasonInvalid
 	})
-	if c := condition(st, model.ConditionImageReady); !strings.Contains(c.Message, "not a template VM") {
+	if c := condition(st, model.ConditionImageReady); !strings.Contains(c.Message, "names no deployable type") {
 		t.Errorf("ImageReady message %q does not say why", c.Message)
 	}
 	if n := len(h.vmsOf(v.uid)); n != 0 {

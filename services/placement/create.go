@@ -27,10 +27,12 @@ const createTimeout = 10 * time.Minute
 const fallbackGuestID = "otherGuest64"
 
 // create makes the VM, powered off, at the chosen place: a content library deploy of an
-// OVF image, a clone of the template VM of an image of type VM (linked or not), or an
-// empty VM for an ISO image (storage attaches the ISO). The VM is created
-// with its final configuration, so the instance UUID that finds it exists from the start,
-// and with its object name in the namespace folder, where vCenter refuses a second one.
+// OVF image, a clone of the template VM of an image of type VM (linked or not), a deploy
+// of the VM template library item of an image of type VM, or an empty VM for an ISO image
+// (storage attaches the ISO). The VM is created with its final configuration, so the
+// instance UUID that finds it exists from the start (but a VM template item's, configured
+// right after: deployTemplate), and with its object name in the namespace folder, where
+// vCenter refuses a second one.
 func (r *reconciler) create(ctx context.Context, t *topology, id vmIdentity, spec model.VirtualMachineSpec, cls *class, img *image, ch choice, how cloneHow) (types.ManagedObjectReference, error) {
 	folder, err := r.namespaceFolder(ctx, t, id.namespace, true)
 	if err != nil {
@@ -46,6 +48,9 @@ func (r *reconciler) create(ctx context.Context, t *topology, id vmIdentity, spe
 	case model.ImageTypeISO:
 		return r.createEmpty(ctx, folder, id, cs, ch, attrs)
 	case model.ImageTypeVM:
+		if img.fromTemplateItem() {
+			return r.deployTemplate(ctx, folder, id, spec, cls, img, ch, attrs)
+		}
 		return r.clone(ctx, folder, id, cs, img, ch, how, attrs)
 	}
 	return r.deploy(ctx, folder, id, cs, img, ch, how.provisioning, attrs)
@@ -97,11 +102,17 @@ func (r *reconciler) createEmpty(ctx context.Context, folder *object.Folder, id 
 	return ref, nil
 }
 
-// configure gives a VM found by name, whose create stopped before its configuration was
-// applied, that configuration.
-func (r *reconciler) configure(ctx context.Context, ref types.ManagedObjectReference, id vmIdentity, spec model.VirtualMachineSpec, cls *class) error {
-	cs := createSpec(id, spec, cls, 0, 0)
+// configure gives a VM made without its configuration that configuration: one deployed
+// from a VM template item, or one found by name whose create stopped before its
+// configuration was applied. hostMHz is the clock of its host's cores, 0 when not known.
+func (r *reconciler) configure(ctx context.Context, ref types.ManagedObjectReference, id vmIdentity, spec model.VirtualMachineSpec, cls *class, hostMHz int64) error {
+	cs := createSpec(id, spec, cls, hostMHz, 0)
 	cs.Version = "" // set at create only; vCenter upgrades hardware with UpgradeVM
+	renew, err := r.vTPMRenewal(ctx, ref, spec)
+	if err != nil {
+		return err
+	}
+	cs.DeviceChange = append(cs.DeviceChange, renew...)
 	return r.reconfigure(ctx, id, ref, cs)
 }
 

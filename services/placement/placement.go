@@ -2,8 +2,9 @@
 // in vCenter from its image and class, and destroys it on delete.
 //
 // Run is the whole service; the stack binary wires it with configuration. One reconcile
-// resolves the class and the image, places the VM, deploys it powered off from the content
-// library (or creates it empty for an ISO image) and reports the placement slice of .status;
+// resolves the class and the image, places the VM, makes it powered off (a content library
+// deploy of an OVF or VM template item, a clone of a template VM, or an empty VM for an ISO
+// image) and reports the placement slice of .status;
 // every step first looks at vCenter, so a redelivered or repeated reconcile finds the VM
 // the earlier one made instead of making another.
 package placement

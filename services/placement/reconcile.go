@@ -99,7 +99,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 			if cls == nil {
 				return done() // configured once the class is back
 			}
-			if err := r.configure(ctx, found.ref, id, vm.Spec, cls); err != nil {
+			if err := r.configure(ctx, found.ref, id, vm.Spec, cls, 0); err != nil {
 				return reconcile.Result{}, fmt.Errorf("configure VM %s found by name: %w", found.ref.Value, err)
 			}
 			ref := found.ref
@@ -134,6 +134,10 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		msg := "waiting for the VirtualMachineClass, the image and the StorageClass to be ready"
 		conds.fail(model.ConditionPlacementReady, model.ReasonNotReady, msg)
 		conds.fail(model.ConditionCreated, model.ReasonNotReady, msg)
+		return done()
+	}
+	if msg := templateItemRefusal(img, vm); msg != "" {
+		conds.fail(model.ConditionCreated, model.ReasonInvalid, msg)
 		return done()
 	}
 

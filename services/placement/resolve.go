@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
@@ -60,7 +59,7 @@ func (r *reconciler) resolveClass(ctx context.Context, namespace, name string, c
 type image struct {
 	kind, name      string
 	displayName     string
-	itemID          string // content library item; the template VM's ID for type VM
+	itemID          string // content library item (a VM template item for type VM), or the template VM's ID (vm-…)
 	typ             string // model.ImageType*
 	hardwareVersion int32
 }
@@ -130,15 +129,10 @@ func (r *reconciler) resolveImage(ctx context.Context, namespace string, ref *mo
 	case img.itemID == "":
 		conds.fail(model.ConditionImageReady, model.ReasonNotReady, fmt.Sprintf("%s %s names no content library item or template VM", kind, ref.Name))
 		return nil, nil
-	case img.typ == model.ImageTypeVM && !strings.HasPrefix(img.itemID, "vm-"):
-		// A content library VM template (VMTX) item: its template VM is not named by the
-		// item, and the library's deploy of one applies no create spec.
-		conds.fail(model.ConditionImageReady, model.ReasonNotSupported,
-			fmt.Sprintf("%s %s names library item %s, not a template VM (vm-…): VM images are cloned from the template VM their providerRef names", kind, ref.Name, img.itemID))
-		return nil, nil
 	case img.typ != model.ImageTypeOVF && img.typ != model.ImageTypeISO && img.typ != model.ImageTypeVM:
-		conds.fail(model.ConditionImageReady, model.ReasonNotSupported,
-			fmt.Sprintf("%s %s is of type %q: VMs are deployed from OVF images, cloned from VM images or created for ISO images", kind, ref.Name, img.typ))
+		// The inventory publishes images of these types only: this is a damaged status.
+		conds.fail(model.ConditionImageReady, model.ReasonInvalid,
+			fmt.Sprintf("%s %s has status.type %q, which names no deployable type (OVF, ISO or VM)", kind, ref.Name, img.typ))
 		return nil, nil
 	}
 	conds.ok(model.ConditionImageReady)
