@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmware/govmomi/object"
 	vapi "github.com/vmware/govmomi/vapi/vcenter"
+	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -88,6 +90,21 @@ func TestRepeatedReconcileAdoptsVM(t *testing.T) {
 	h.putVM(v, false)
 
 	h.reconcileAfterLostSlices(r, v)
+
+	// A VM adopted by name is configured with its host's core clock, as its create would
+	// have been (a class's CPU in cores is sized by it).
+	vm := h.vmsOf(v.uid)[0]
+	found, err := r.observe(h.ctx, vm.Self, false)
+	if err != nil || found == nil {
+		t.Fatalf("observe %s: %v", vm.Self.Value, err)
+	}
+	var host mo.HostSystem
+	if err := object.NewHostSystem(h.vc.Client, *vm.Runtime.Host).Properties(h.ctx, *vm.Runtime.Host, []string{"summary.hardware"}, &host); err != nil {
+		t.Fatal(err)
+	}
+	if mhz, err := r.coreMHz(h.ctx, found); err != nil || mhz == 0 || mhz != int64(host.Summary.Hardware.CpuMhz) {
+		t.Errorf("coreMHz = %d, %v; want the host's %d", mhz, err, host.Summary.Hardware.CpuMhz)
+	}
 }
 
 // A create recorded in the slice (Created False Creating) whose VM has not appeared is

@@ -99,7 +99,11 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 			if cls == nil {
 				return done() // configured once the class is back
 			}
-			if err := r.configure(ctx, found.ref, id, vm.Spec, cls, 0); err != nil {
+			mhz, err := r.coreMHz(ctx, found)
+			if err != nil {
+				return reconcile.Result{}, err
+			}
+			if err := r.configure(ctx, found.ref, id, vm.Spec, cls, mhz); err != nil {
 				return reconcile.Result{}, fmt.Errorf("configure VM %s found by name: %w", found.ref.Value, err)
 			}
 			ref := found.ref

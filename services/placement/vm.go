@@ -183,3 +183,22 @@ func (r *reconciler) zoneOfPool(ctx context.Context, t *topology, pool types.Man
 	}
 	return "", nil // outside every zone
 }
+
+// coreMHz is the clock of one core of v's host (0 for a VM on none): a VM found by name
+// is configured as its create would have been, with a class's CPU in cores sized by it.
+func (r *reconciler) coreMHz(ctx context.Context, v *vmState) (int64, error) {
+	if v.host == nil {
+		return 0, nil
+	}
+	var h mo.HostSystem
+	err := traced(ctx, spanObserve, func(ctx context.Context) error {
+		return object.NewHostSystem(r.vc.c.Client, *v.host).Properties(ctx, *v.host, []string{"summary.hardware"}, &h)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("host %s of VM %s: %w", v.host.Value, v.ref.Value, err)
+	}
+	if h.Summary.Hardware == nil {
+		return 0, nil
+	}
+	return int64(h.Summary.Hardware.CpuMhz), nil
+}
