@@ -35,7 +35,7 @@ export function createPage(main, ctx) {
   const formTab = h('form', { id: 'create-form', onsubmit: (e) => { e.preventDefault(); submit(formYAML(), false); } },
     h('div', { class: 'grid' },
       field('Namespace', ns), field('Name', name),
-      field('Class', cls), field('Image', image, 'OVF and ISO images of the namespace and the cluster'),
+      field('Class', cls), field('Image', image, 'Images of the namespace and the cluster: OVF, ISO and VM'),
       field('Storage class', storage), field('Power state', power),
       field('Network interface', nic), field('Network', network, 'a vSphere network; empty: the namespace default'), networks),
     h('div', { class: 'field' }, h('label', {}, cloudInit, ' Bootstrap with cloud-init')),
