@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -86,18 +87,40 @@ func replicaID() string {
 }
 
 // bucket opens the lease bucket on first use; a failure is tried again by the next.
+// Every reconcile of the process waits for it, so an unanswered request is tried again
+// at once rather than waited on.
 func (s *leaseSet) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	s.opening.Lock()
 	defer s.opening.Unlock()
-	if s.kv != nil {
-		return s.kv, nil
+	for s.kv == nil {
+		actx, cancel := s.attempt(ctx)
+		kv, err := events.Leases(actx, s.js, s.service)
+		cancel()
+		switch {
+		case err == nil:
+			s.kv = kv
+		case !unanswered(ctx, err):
+			return nil, err
+		}
 	}
-	kv, err := events.Leases(ctx, s.js, s.service)
-	if err != nil {
-		return nil, err
-	}
-	s.kv = kv
-	return kv, nil
+	return s.kv, nil
+}
+
+// attempt bounds one JetStream request of the lease machinery. A clustered server drops
+// some requests unanswered, e.g. a bucket's info while its group elects a leader (as it
+// does just after another replica created it), and nats.go gives a request the caller's
+// whole deadline when there is one: a single lost request would hold the reconcile (and,
+// opening the bucket, every reconcile of the process) that long; the replicas test
+// stalled for its 3 minutes so. Asked again, the new leader answers.
+func (s *leaseSet) attempt(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.js.Options().DefaultTimeout)
+}
+
+// unanswered reports whether err is an attempt's request left without an answer while
+// ctx, the caller's, still runs: it is worth asking again.
+func unanswered(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse))
 }
 
 // hold runs f holding ref's lease. f gets the caller's ctx (services start work that
@@ -168,7 +191,9 @@ func (s *leaseSet) acquire(ctx context.Context, key string) (*lease, error) {
 }
 
 // take creates key, waiting while another replica holds it; it returns when the
-// successful create was sent, which the entry's age on the server counts from.
+// successful create was sent, which the entry's age on the server counts from. An
+// unanswered create is tried again: if it landed, the key is ours but its revision
+// unknown, and it is taken again once it expired.
 func (s *leaseSet) take(ctx context.Context, key string) (uint64, time.Time, error) {
 	kv, err := s.bucket(ctx)
 	if err != nil {
@@ -176,9 +201,11 @@ func (s *leaseSet) take(ctx context.Context, key string) (uint64, time.Time, err
 	}
 	poll := leaseFirstPoll
 	for {
+		actx, cancel := s.attempt(ctx)
 		sent := time.Now()
-		rev, err := kv.Create(ctx, key, []byte(s.holder))
-		if !held(err) {
+		rev, err := kv.Create(actx, key, []byte(s.holder))
+		cancel()
+		if !held(err) && !unanswered(ctx, err) {
 			return rev, sent, err
 		}
 		select {
