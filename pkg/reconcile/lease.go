@@ -87,19 +87,19 @@ func replicaID() string {
 }
 
 // bucket opens the lease bucket on first use; a failure is tried again by the next.
-// Every reconcile of the process waits for it, so an unanswered request is tried again
+// Every reconcile of the process waits for it, so an unanswered request is asked again
 // at once rather than waited on.
 func (s *leaseSet) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	s.opening.Lock()
 	defer s.opening.Unlock()
-	for s.kv == nil {
+	for asked := 1; s.kv == nil; asked++ {
 		actx, cancel := s.attempt(ctx)
 		kv, err := events.Leases(actx, s.js, s.service)
 		cancel()
 		switch {
 		case err == nil:
 			s.kv = kv
-		case !unanswered(ctx, err):
+		case !unanswered(ctx, err) || asked == leaseAsks:
 			return nil, err
 		}
 	}
@@ -116,11 +116,15 @@ func (s *leaseSet) attempt(ctx context.Context) (context.Context, context.Cancel
 	return context.WithTimeout(ctx, s.js.Options().DefaultTimeout)
 }
 
-// unanswered reports whether err is an attempt's request left without an answer while
-// ctx, the caller's, still runs: it is worth asking again.
+// leaseAsks is how many times a lease request is asked in a row without an answer before
+// the reconcile fails (to be retried with backoff, logged): a leader election is over by
+// then, a lost cluster is not.
+const leaseAsks = 3
+
+// unanswered reports whether err is an attempt's request that timed out while ctx, the
+// caller's, still runs: it is worth asking again.
 func unanswered(ctx context.Context, err error) bool {
-	return ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse))
+	return ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout))
 }
 
 // hold runs f holding ref's lease. f gets the caller's ctx (services start work that
@@ -200,12 +204,15 @@ func (s *leaseSet) take(ctx context.Context, key string) (uint64, time.Time, err
 		return 0, time.Time{}, err
 	}
 	poll := leaseFirstPoll
-	for {
+	for asked := 1; ; asked++ {
 		actx, cancel := s.attempt(ctx)
 		sent := time.Now()
 		rev, err := kv.Create(actx, key, []byte(s.holder))
 		cancel()
-		if !held(err) && !unanswered(ctx, err) {
+		switch {
+		case held(err):
+			asked = 0
+		case !unanswered(ctx, err) || asked == leaseAsks:
 			return rev, sent, err
 		}
 		select {
