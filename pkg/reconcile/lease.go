@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -87,44 +86,19 @@ func replicaID() string {
 }
 
 // bucket opens the lease bucket on first use; a failure is tried again by the next.
-// Every reconcile of the process waits for it, so an unanswered request is asked again
-// at once rather than waited on.
+// Every reconcile of the process waits for it: an unanswered request is asked again
+// (events.Ask) rather than waited on for the caller's deadline.
 func (s *leaseSet) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	s.opening.Lock()
 	defer s.opening.Unlock()
-	for asked := 1; s.kv == nil; asked++ {
-		actx, cancel := s.attempt(ctx)
-		kv, err := events.Leases(actx, s.js, s.service)
-		cancel()
-		switch {
-		case err == nil:
-			s.kv = kv
-		case !unanswered(ctx, err) || asked == leaseAsks:
-			return nil, err
-		}
+	if s.kv != nil {
+		return s.kv, nil
 	}
-	return s.kv, nil
-}
-
-// attempt bounds one JetStream request of the lease machinery. A clustered server drops
-// some requests unanswered, e.g. a bucket's info while its group elects a leader (as it
-// does just after another replica created it), and nats.go gives a request the caller's
-// whole deadline when there is one: a single lost request would hold the reconcile (and,
-// opening the bucket, every reconcile of the process) that long; the replicas test
-// stalled for its 3 minutes so. Asked again, the new leader answers.
-func (s *leaseSet) attempt(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, s.js.Options().DefaultTimeout)
-}
-
-// leaseAsks is how many times a lease request is asked in a row without an answer before
-// the reconcile fails (to be retried with backoff, logged): a leader election is over by
-// then, a lost cluster is not.
-const leaseAsks = 3
-
-// unanswered reports whether err is an attempt's request that timed out while ctx, the
-// caller's, still runs: it is worth asking again.
-func unanswered(ctx context.Context, err error) bool {
-	return ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout))
+	err := events.Ask(ctx, func(ctx context.Context) (err error) {
+		s.kv, err = events.Leases(ctx, s.js, s.service)
+		return err
+	})
+	return s.kv, err
 }
 
 // hold runs f holding ref's lease. f gets the caller's ctx (services start work that
@@ -204,15 +178,15 @@ func (s *leaseSet) take(ctx context.Context, key string) (uint64, time.Time, err
 		return 0, time.Time{}, err
 	}
 	poll := leaseFirstPoll
-	for asked := 1; ; asked++ {
-		actx, cancel := s.attempt(ctx)
-		sent := time.Now()
-		rev, err := kv.Create(actx, key, []byte(s.holder))
-		cancel()
-		switch {
-		case held(err):
-			asked = 0
-		case !unanswered(ctx, err) || asked == leaseAsks:
+	for {
+		var rev uint64
+		var sent time.Time
+		err := events.Ask(ctx, func(ctx context.Context) (err error) {
+			sent = time.Now()
+			rev, err = kv.Create(ctx, key, []byte(s.holder))
+			return err
+		})
+		if !held(err) {
 			return rev, sent, err
 		}
 		select {
