@@ -62,7 +62,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, opts ...SetupOption) err
 		opt(&o)
 	}
 	for _, cfg := range streamConfigs(o.replicas) {
-		if err := ensureStream(ctx, js, cfg); err != nil {
+		if err := Ask(ctx, func(ctx context.Context) error { return ensureStream(ctx, js, cfg) }); err != nil {
 			return fmt.Errorf("set up stream %s: %w", cfg.Name, err)
 		}
 	}

@@ -86,18 +86,19 @@ func replicaID() string {
 }
 
 // bucket opens the lease bucket on first use; a failure is tried again by the next.
+// Every reconcile of the process waits for it: an unanswered request is asked again
+// (events.Ask) rather than waited on for the caller's deadline.
 func (s *leaseSet) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	s.opening.Lock()
 	defer s.opening.Unlock()
 	if s.kv != nil {
 		return s.kv, nil
 	}
-	kv, err := events.Leases(ctx, s.js, s.service)
-	if err != nil {
-		return nil, err
-	}
-	s.kv = kv
-	return kv, nil
+	err := events.Ask(ctx, func(ctx context.Context) (err error) {
+		s.kv, err = events.Leases(ctx, s.js, s.service)
+		return err
+	})
+	return s.kv, err
 }
 
 // hold runs f holding ref's lease. f gets the caller's ctx (services start work that
@@ -168,7 +169,9 @@ func (s *leaseSet) acquire(ctx context.Context, key string) (*lease, error) {
 }
 
 // take creates key, waiting while another replica holds it; it returns when the
-// successful create was sent, which the entry's age on the server counts from.
+// successful create was sent, which the entry's age on the server counts from. An
+// unanswered create is tried again: if it landed, the key is ours but its revision
+// unknown, and it is taken again once it expired.
 func (s *leaseSet) take(ctx context.Context, key string) (uint64, time.Time, error) {
 	kv, err := s.bucket(ctx)
 	if err != nil {
@@ -176,8 +179,13 @@ func (s *leaseSet) take(ctx context.Context, key string) (uint64, time.Time, err
 	}
 	poll := leaseFirstPoll
 	for {
-		sent := time.Now()
-		rev, err := kv.Create(ctx, key, []byte(s.holder))
+		var rev uint64
+		var sent time.Time
+		err := events.Ask(ctx, func(ctx context.Context) (err error) {
+			sent = time.Now()
+			rev, err = kv.Create(ctx, key, []byte(s.holder))
+			return err
+		})
 		if !held(err) {
 			return rev, sent, err
 		}

@@ -1,0 +1,79 @@
+package reconcile_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/events/eventstest"
+	"github.com/vmop/vmop/pkg/reconcile"
+)
+
+// A lease request the server leaves unanswered (a clustered one drops some while a group
+// elects its leader, e.g. a bucket's info just after another replica created it) is asked
+// again after the JetStream timeout: the reconcile is not held for its caller's whole
+// deadline. Here a gateway in front of JetStream loses the first request for the lease
+// bucket's info and the first lease create.
+func TestLostLeaseRequestsAreAskedAgain(t *testing.T) {
+	s := eventstest.Server(t)
+	admin, _ := eventstest.Connect(t, s)
+	if err := events.Setup(t.Context(), admin); err != nil {
+		t.Fatal(err)
+	}
+	bucket := events.LeaseBucket("placement")
+	var lostInfo, lostCreate atomic.Bool
+	_, gateway := eventstest.Connect(t, s)
+	if _, err := gateway.Subscribe("lossy.>", func(m *nats.Msg) {
+		subject := strings.TrimPrefix(m.Subject, "lossy.")
+		if !strings.HasPrefix(subject, "$KV.") {
+			subject = "$JS.API." + subject
+		}
+		switch {
+		case subject == "$JS.API.STREAM.INFO.KV_"+bucket && lostInfo.CompareAndSwap(false, true):
+			return
+		case strings.HasPrefix(subject, "$KV."+bucket+".") && lostCreate.CompareAndSwap(false, true):
+			return
+		}
+		_ = gateway.PublishMsg(&nats.Msg{Subject: subject, Reply: m.Reply, Header: m.Header, Data: m.Data})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gateway.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	_, nc := eventstest.Connect(t, s)
+	js, err := jetstream.NewWithAPIPrefix(nc, "lossy", jetstream.WithDefaultTimeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A deadline far beyond waitSlice's: nats.go would wait it out for a lost request.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	done := make(chan error, 1)
+	go func() {
+		done <- reconcile.Run(ctx, js, reconcile.Config{Service: "placement", Plural: "virtualmachines"},
+			func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
+				return reconcile.Result{Status: map[string]any{"seen": o.Meta.Generation}}, nil
+			})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+
+	if _, err := events.AppendSpec(ctx, admin, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, admin, func(s events.Slice) bool { return s.Generation == 1 })
+	if !lostInfo.Load() || !lostCreate.Load() {
+		t.Errorf("lost the bucket's info: %v, the lease create: %v; want both lost once", lostInfo.Load(), lostCreate.Load())
+	}
+}
