@@ -160,8 +160,9 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 	}
 }
 
-// Func hands f the latest spec when the one Run read has been replaced meanwhile by one of
-// the same generation, and refuses (for a retry) when it is of a newer generation or gone.
+// Func hands f the object as Run read it when only Run acted on it since; when a
+// triggered reconcile did, it hands f the latest spec (one of the same generation
+// replaced it) or refuses (for a retry) when it is of a newer generation or gone.
 func TestTriggerFuncRereadsAReplacedSpec(t *testing.T) {
 	js, _ := eventstest.JetStream(t)
 	ctx := t.Context()
@@ -181,9 +182,15 @@ func TestTriggerFuncRereadsAReplacedSpec(t *testing.T) {
 	}
 	var seen []Object
 	f := func(_ context.Context, o Object) (Result, error) { seen = append(seen, o); return Result{}, nil }
-	call := func() error {
+	trigger := NewTrigger(js, cfg, f)
+	// call runs Func on what Run read, after a triggered reconcile when triggered.
+	call := func(triggered bool) error {
+		if triggered {
+			trigger.Request(ctx, triggerRef)
+			trigger.Wait()
+		}
 		seen = nil
-		_, err := NewTrigger(js, cfg, f).Func()(ctx, stale)
+		_, err := trigger.Func()(ctx, stale)
 		return err
 	}
 
@@ -191,7 +198,14 @@ func TestTriggerFuncRereadsAReplacedSpec(t *testing.T) {
 	if _, err := events.PublishStatus(ctx, js, triggerRef, events.Slice{Service: "placement", UID: "u1", Generation: 1, Status: []byte(`{"uniqueID":"vm-7"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := call(); err != nil {
+	// The newer record's own message comes next; nothing acted on it yet.
+	if err := call(false); err != nil {
+		t.Fatalf("Func: %v", err)
+	}
+	if len(seen) != 1 || seen[0].Spec.Seq != stale.Spec.Seq {
+		t.Errorf("f saw %+v, want the object as read (seq %d)", seen, stale.Spec.Seq)
+	}
+	if err := call(true); err != nil {
 		t.Fatalf("Func: %v", err)
 	}
 	if len(seen) != 1 || seen[0].Spec.Seq != seq || seen[0].Meta.Annotations["a"] != "b" || string(seen[0].Slices["placement"].Status) != `{"uniqueID":"vm-7"}` {
@@ -203,7 +217,7 @@ func TestTriggerFuncRereadsAReplacedSpec(t *testing.T) {
 		{"deleted", events.OpDelete, `{"metadata":{"uid":"u1","generation":2}}`},
 	} {
 		put(tt.op, tt.body)
-		if err := call(); !errors.Is(err, ErrSuperseded) || len(seen) != 0 {
+		if err := call(true); !errors.Is(err, ErrSuperseded) || len(seen) != 0 {
 			t.Errorf("%s: err %v, %d calls; want ErrSuperseded and no call", tt.name, err, len(seen))
 		}
 	}
