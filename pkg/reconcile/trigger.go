@@ -33,7 +33,8 @@ type Trigger struct {
 
 	mu       sync.Mutex
 	waiting  map[string]bool      // objects with a requested reconcile that has not read them yet
-	ran      map[string]uint64    // by object: the read tick when a requested reconcile last released its lock
+	ran      map[string]released  // by object: when a requested reconcile last released its lock
+	pruneAt  int                  // the size of ran at which old entries are dropped next
 	failures map[string]int       // consecutive failed reconciles by object
 	alarms   map[string]time.Time // the earliest requested reconcile time by object
 }
@@ -55,7 +56,7 @@ func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
 		js: js, cfg: cfg, f: f,
 		q:        events.NewKeyedQueue(max(cfg.Workers, 1)),
 		waiting:  map[string]bool{},
-		ran:      map[string]uint64{},
+		ran:      map[string]released{},
 		failures: map[string]int{},
 		alarms:   map[string]time.Time{},
 	}
@@ -102,6 +103,36 @@ func (t *Trigger) Func() Func {
 	}
 }
 
+// released is when a requested reconcile released an object's lock.
+type released struct {
+	tick uint64    // in readTicks
+	at   time.Time // to forget it
+}
+
+// A requested reconcile's release matters to a reconcile of Run that read the object
+// before and waits for its lock, which it takes at once then: an entry this old is not
+// needed by anyone, and the entries are pruned of such when they grow many (objects
+// deleted since, which no reconcile of Run reads again), at most once per doubling.
+const (
+	releasedKeep  = time.Minute
+	releasedPrune = 1024
+)
+
+// release records key's release by a requested reconcile; the caller holds t.mu.
+func (t *Trigger) release(key string) {
+	now := time.Now()
+	t.ran[key] = released{tick: readTicks.Add(1), at: now}
+	if len(t.ran) < max(t.pruneAt, releasedPrune) {
+		return
+	}
+	for k, r := range t.ran {
+		if now.Sub(r.at) > releasedKeep {
+			delete(t.ran, k)
+		}
+	}
+	t.pruneAt = 2 * len(t.ran) // many recent ones: not scanned again at every release
+}
+
 // triggeredSince reports whether a requested reconcile of key released its lock after
 // the read of tick began (one released before it published what the read saw); the
 // caller holds the lock. Run's reads of an object come one after the other, so an entry
@@ -109,11 +140,11 @@ func (t *Trigger) Func() Func {
 func (t *Trigger) triggeredSince(key string, tick uint64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ran, ok := t.ran[key]
-	if ok && ran < tick {
+	r, ok := t.ran[key]
+	if ok && r.tick < tick {
 		delete(t.ran, key)
 	}
-	return ok && ran > tick
+	return ok && r.tick > tick
 }
 
 // ErrSuperseded fails a reconcile whose object was replaced (a newer generation, deleted,
@@ -139,7 +170,7 @@ func (t *Trigger) Request(ctx context.Context, ref events.Ref) {
 		unlock := t.locks.Lock(key)
 		defer func() {
 			t.mu.Lock()
-			t.ran[key] = readTicks.Add(1) // what it published is there for reads after this
+			t.release(key) // what it published is there for reads after this
 			t.mu.Unlock()
 			unlock()
 		}()

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -298,5 +299,23 @@ func TestTriggerRequestAt(t *testing.T) {
 	tr.mu.Unlock()
 	if pending != 0 {
 		t.Errorf("%d alarms still pending, want none: later requests collapse into the earliest", pending)
+	}
+}
+
+// The releases Func compares against are forgotten once old, when there are many (a
+// deleted object's is never read again), and a recent one is kept.
+func TestTriggerForgetsOldReleases(t *testing.T) {
+	tr := NewTrigger(nil, Config{Service: "power", Plural: "virtualmachines"}, nil)
+	old := time.Now().Add(-2 * releasedKeep)
+	for i := range releasedPrune - 2 {
+		tr.ran[fmt.Sprintf("old-%d", i)] = released{tick: uint64(i), at: old}
+	}
+	tr.release("recent")
+	tr.release("newest")
+	if _, ok := tr.ran["recent"]; len(tr.ran) != 2 || !ok {
+		t.Errorf("%d releases kept, want the 2 recent ones", len(tr.ran))
+	}
+	if !tr.triggeredSince("newest", tr.ran["recent"].tick) || tr.triggeredSince("newest", tr.ran["newest"].tick+1) {
+		t.Error("triggeredSince does not compare the release with the read")
 	}
 }
