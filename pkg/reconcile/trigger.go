@@ -68,12 +68,12 @@ func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
 // have acted on a newer spec meanwhile, or replaced the service's own slice (which a
 // message's reconcile may answer with, OnlyConcerned), so f never gets an older spec than
 // the reconcile before it did: when a triggered reconcile released the object's lock
-// after Run began to read it, everything is read again, and a spec of a newer generation, which Run's
-// slice could not be labelled with, fails this reconcile with [ErrSuperseded] for a
-// retry; the newer record's own message is then already queued behind it. Otherwise
-// nothing but Run's reconciles (one at a time per object) acted on the object since it
-// was read, and another replica's slice is refused by the status fence: f gets the object
-// as read, with no second round trip.
+// after Run began to read it, everything is read again, and a spec of a newer
+// generation, which Run's slice could not be labelled with, fails this reconcile with
+// [ErrSuperseded] for a retry; the newer record's own message is then already queued
+// behind it. Otherwise nothing but Run's reconciles (one at a time per object) acted on
+// the object since it was read, and another replica's slice is refused by the status
+// fence: f gets the object as read, with no second round trip.
 func (t *Trigger) Func() Func {
 	return func(ctx context.Context, o Object) (Result, error) {
 		key := events.SpecSubject(o.Ref)
@@ -272,8 +272,8 @@ func (t *Trigger) RequestAll(ctx context.Context) error {
 	return nil
 }
 
-// readTicks orders the process's object reads and the triggered reconciles' lock taking
-// (Trigger.Func: did one act on an object since it was read?).
+// readTicks orders the process's object reads and the triggered reconciles' lock
+// releases (Trigger.Func: did one act on an object since it was read?).
 var readTicks atomic.Uint64
 
 // readObject reads ref's latest spec and the slices of the service and its inputs as Run
