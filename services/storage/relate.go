@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"encoding/json"
-	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -37,9 +36,10 @@ func claimsNamed(vm model.VirtualMachine) []string {
 }
 
 // vmsOfClaim is the VM loop's Relate: a claim's change (bound, grown) concerns the VMs
-// that own it and those whose spec.volumes name it, read from the VMs' records (a read
-// each, not a reconcile each). A claim's removal, an unreadable record and any other
-// related kind concern every VM of the namespace.
+// that own it (a VM's image-disk and instance-storage claims) or, for a claim no VM owns,
+// those whose spec.volumes name it, read from the VMs' records (a read each, not a
+// reconcile each). A claim's removal, an unreadable record and any other related kind
+// concern every VM of the namespace.
 func vmsOfClaim(js jetstream.JetStream) func(context.Context, events.SpecRecord) ([]string, bool, error) {
 	return func(ctx context.Context, rec events.SpecRecord) ([]string, bool, error) {
 		if rec.Ref.Plural != pluralClaims || rec.Op == events.OpDelete {
@@ -49,21 +49,16 @@ func vmsOfClaim(js jetstream.JetStream) func(context.Context, events.SpecRecord)
 		if err := json.Unmarshal(rec.Body, &claim); err != nil {
 			return nil, true, nil
 		}
-		var names []string
+		var owners []string
 		for _, ow := range claim.OwnerReferences {
 			if kind, ok := kindOf(ow); ok && kind.Plural == "virtualmachines" {
-				names = append(names, ow.Name)
+				owners = append(owners, ow.Name)
 			}
+		}
+		if len(owners) > 0 {
+			return owners, false, nil
 		}
 		naming, err := vmsNaming(ctx, js, rec.Ref)
-		if err != nil {
-			return nil, false, err
-		}
-		for _, name := range naming {
-			if !slices.Contains(names, name) {
-				names = append(names, name)
-			}
-		}
-		return names, false, nil
+		return naming, false, err
 	}
 }
