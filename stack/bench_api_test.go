@@ -112,7 +112,7 @@ func (st *benchStack) apiRound(b *testing.B, prefix string, n int) round {
 	for i := range names {
 		names[i] = fmt.Sprintf("%s-%04d", prefix, i)
 	}
-	cpu := processCPU()
+	cpu, reconciles := processCPU(), reconcilesSoFar(b)
 	started := time.Now()
 	r := round{n: n}
 	posted := make(map[string]time.Time, n)
@@ -134,11 +134,12 @@ func (st *benchStack) apiRound(b *testing.B, prefix string, n int) round {
 	on := w.waitAll(b, "PoweredOn", names, func(v *watchedVM) time.Time { return v.on }, c)
 	r.create = on.Sub(started)
 	r.createCPU = processCPU() - cpu
+	r.createReconciles = reconcilesSoFar(b) - reconciles
 	for _, name := range names {
 		r.toOn = append(r.toOn, w.get(name).on.Sub(posted[name]))
 	}
 
-	deleteStart, cpu := time.Now(), processCPU()
+	deleteStart, cpu, reconciles := time.Now(), processCPU(), reconcilesSoFar(b)
 	parallel(b, names, func(name string) error {
 		code, body, err := c.do("DELETE", vmsPath+"/"+name, nil)
 		if err != nil || (code != http.StatusOK && code != http.StatusAccepted && code != http.StatusNotFound) {
@@ -149,6 +150,7 @@ func (st *benchStack) apiRound(b *testing.B, prefix string, n int) round {
 	gone := w.waitAll(b, "deleted", names, func(v *watchedVM) time.Time { return v.gone }, c)
 	r.delete = gone.Sub(deleteStart)
 	r.deleteCPU = processCPU() - cpu
+	r.deleteReconciles = reconcilesSoFar(b) - reconciles
 	return r
 }
 

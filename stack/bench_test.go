@@ -76,17 +76,20 @@ func BenchmarkPipeline(b *testing.B) {
 	b.ReportMetric(ms(raw.percentile(0.50)), "direct-p50-ms")
 	b.ReportMetric(ms(raw.percentile(0.99)), "direct-p99-ms")
 	b.ReportMetric(cpuPerVM(api.createCPU, api.n)/cpuPerVM(raw.createCPU, raw.n), "create-cpu-ratio")
+	b.ReportMetric(api.createReconciles/float64(api.n), "api-create-reconciles/VM")
 	b.Logf("%d VMs a round, %d at a time (API %s), %d rounds of each path\n"+
 		"  create and power on:  API %6.1f VMs/s (%v)   direct %6.1f VMs/s (%v)   API/direct %.2f\n"+
 		"  power off and delete: API %6.1f VMs/s (%v)   direct %6.1f VMs/s (%v)   API/direct %.2f\n"+
 		"  to PoweredOn:         API p50 %v p99 %v   direct p50 %v p99 %v\n"+
-		"  CPU per VM (create):  API %.0f ms   direct %.0f ms;  (delete): API %.0f ms   direct %.0f ms",
+		"  CPU per VM (create):  API %.0f ms   direct %.0f ms;  (delete): API %.0f ms   direct %.0f ms\n"+
+		"  reconciles per VM:    create %.1f   delete %.1f",
 		n, benchConcurrency, loop, rounds,
 		api.createRate(), api.create.Round(time.Millisecond), raw.createRate(), raw.create.Round(time.Millisecond), createRatio,
 		api.deleteRate(), api.delete.Round(time.Millisecond), raw.deleteRate(), raw.delete.Round(time.Millisecond), deleteRatio,
 		api.percentile(0.50).Round(time.Millisecond), api.percentile(0.99).Round(time.Millisecond),
 		raw.percentile(0.50).Round(time.Millisecond), raw.percentile(0.99).Round(time.Millisecond),
-		cpuPerVM(api.createCPU, api.n), cpuPerVM(raw.createCPU, raw.n), cpuPerVM(api.deleteCPU, api.n), cpuPerVM(raw.deleteCPU, raw.n))
+		cpuPerVM(api.createCPU, api.n), cpuPerVM(raw.createCPU, raw.n), cpuPerVM(api.deleteCPU, api.n), cpuPerVM(raw.deleteCPU, raw.n),
+		api.createReconciles/float64(api.n), api.deleteReconciles/float64(api.n))
 }
 
 // round is what one path measured for n VMs, or the sum of several rounds (add).
@@ -98,6 +101,8 @@ type round struct {
 	// CPU time the whole process (the stack and vcsim included) spent on each phase: how
 	// much of the two cores a path needs, whatever it waits for.
 	createCPU, deleteCPU time.Duration
+	// Reconciles the process ran in each phase (the API path's; 0 for the direct path).
+	createReconciles, deleteReconciles float64
 }
 
 // add counts another round of the same path in r.
@@ -108,6 +113,8 @@ func (r *round) add(o round) {
 	r.toOn = append(r.toOn, o.toOn...)
 	r.createCPU += o.createCPU
 	r.deleteCPU += o.deleteCPU
+	r.createReconciles += o.createReconciles
+	r.deleteReconciles += o.deleteReconciles
 }
 
 // processCPU is the user and system CPU time the process has used so far.

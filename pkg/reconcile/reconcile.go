@@ -30,6 +30,7 @@ type Object struct {
 
 	byMessage bool   // a spec or input slice message asked for it (see OnlyConcerned)
 	sliceSeq  uint64 // STATUS sequence of the service's own last slice (whatever its uid), 0: none
+	readTick  uint64 // when it was read, in readTicks
 }
 
 // Meta is the part of metadata every reconciler needs.
@@ -92,6 +93,11 @@ type Config struct {
 	// in the same namespace (all objects, for a cluster-scoped related object): e.g. a
 	// VirtualMachine waiting for its class.
 	Related []string
+	// Relate narrows a related change to the objects it concerns, read from the related
+	// record (e.g. the claims a VM names), so that a namespace of N objects does not cost N
+	// reconciles per change: names are objects of the record's namespace; all reconciles
+	// every object as without Relate. nil: every object, always.
+	Relate func(ctx context.Context, rec events.SpecRecord) (names []string, all bool, err error)
 	// Resync re-reconciles every object this often, for what no event announces; 0: never.
 	Resync time.Duration
 	// Every service skips a paused object: its Func is not called. ReportsPause names
@@ -213,13 +219,25 @@ func (l *loop) consumeRelated(ctx context.Context) error {
 		Stream: events.StreamSpecs, Durable: l.consumer(relatedSuffix),
 		FilterSubjects: filters, Workers: 1,
 	}, func(string) string { return "related" }, func(ctx context.Context, msg jetstream.Msg) error {
-		ref, err := events.ParseSpecSubject(msg.Subject())
+		rec, err := events.ParseSpecMsg(msg)
 		if err != nil {
 			return fmt.Errorf("%w: %v", events.ErrPermanent, err)
 		}
+		if l.cfg.Relate != nil {
+			names, all, err := l.cfg.Relate(ctx, rec)
+			if err != nil {
+				return fmt.Errorf("relate %s: %w", rec.Ref, err)
+			}
+			if !all {
+				for _, name := range names {
+					l.enqueue(ctx, events.SpecSubject(events.Ref{Plural: l.cfg.Plural, Namespace: rec.Ref.Namespace, Name: name}))
+				}
+				return nil
+			}
+		}
 		filter := events.SpecFilter(l.cfg.Plural)
-		if ref.Namespace != "" {
-			filter = events.NamespaceSpecFilter(l.cfg.Plural, ref.Namespace)
+		if rec.Ref.Namespace != "" {
+			filter = events.NamespaceSpecFilter(l.cfg.Plural, rec.Ref.Namespace)
 		}
 		return l.enqueueAll(ctx, filter)
 	})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -32,6 +33,8 @@ type Trigger struct {
 
 	mu       sync.Mutex
 	waiting  map[string]bool      // objects with a requested reconcile that has not read them yet
+	ran      map[string]released  // by object: when a requested reconcile last released its lock
+	pruneAt  int                  // the size of ran at which old entries are dropped next
 	failures map[string]int       // consecutive failed reconciles by object
 	alarms   map[string]time.Time // the earliest requested reconcile time by object
 }
@@ -53,6 +56,7 @@ func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
 		js: js, cfg: cfg, f: f,
 		q:        events.NewKeyedQueue(max(cfg.Workers, 1)),
 		waiting:  map[string]bool{},
+		ran:      map[string]released{},
 		failures: map[string]int{},
 		alarms:   map[string]time.Time{},
 	}
@@ -61,31 +65,21 @@ func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
 // Func is the Func to give Run: f, holding the object's lock, which is held until the
 // slice is published too, so that a triggered reconcile and Run's publish in the order
 // they acted. Run read the object before the lock was free, and a triggered reconcile may
-// have acted on a newer spec meanwhile, so f never gets an older spec than the reconcile
-// before it did: a spec or own slice changed since (e.g. annotations, a triggered
-// reconcile's slice) is read again, and one of a newer
+// have acted on a newer spec meanwhile, or replaced the service's own slice (which a
+// message's reconcile may answer with, OnlyConcerned), so f never gets an older spec than
+// the reconcile before it did: when a triggered reconcile released the object's lock
+// after Run began to read it, everything is read again, and a spec of a newer
 // generation, which Run's slice could not be labelled with, fails this reconcile with
 // [ErrSuperseded] for a retry; the newer record's own message is then already queued
-// behind it.
+// behind it. Otherwise nothing but Run's reconciles (one at a time per object) acted on
+// the object since it was read, and another replica's slice is refused by the status
+// fence: f gets the object as read, with no second round trip.
 func (t *Trigger) Func() Func {
 	return func(ctx context.Context, o Object) (Result, error) {
-		unlock := t.locks.Lock(events.SpecSubject(o.Ref))
+		key := events.SpecSubject(o.Ref)
+		unlock := t.locks.Lock(key)
 		defer unlock()
-		// A message's reconcile may answer with the service's own slice (OnlyConcerned),
-		// which a triggered reconcile may have replaced meanwhile: it reads all again.
-		stale := o.byMessage
-		if !stale {
-			latest, err := events.LastSpec(ctx, t.js, o.Ref)
-			if err != nil {
-				return Result{}, fmt.Errorf("read spec of %s: %w", o.Ref, err)
-			}
-			own, err := events.LastStatusFromLeader(ctx, t.js, o.Ref, t.cfg.Service)
-			if err != nil && !errors.Is(err, events.ErrNotFound) {
-				return Result{}, err
-			}
-			stale = latest.Seq != o.Spec.Seq || own.Seq != o.sliceSeq // a triggered reconcile published meanwhile
-		}
-		if stale {
+		if t.triggeredSince(key, o.readTick) {
 			fresh, found, err := readObject(ctx, t.js, t.cfg, o.Ref)
 			switch {
 			case err != nil:
@@ -109,6 +103,50 @@ func (t *Trigger) Func() Func {
 	}
 }
 
+// released is when a requested reconcile released an object's lock.
+type released struct {
+	tick uint64    // in readTicks
+	at   time.Time // to forget it
+}
+
+// A requested reconcile's release matters to a reconcile of Run that read the object
+// before and waits for its lock, which it takes at once then: an entry this old is not
+// needed by anyone, and the entries are pruned of such when they grow many (objects
+// deleted since, which no reconcile of Run reads again), at most once per doubling.
+const (
+	releasedKeep  = time.Minute
+	releasedPrune = 1024
+)
+
+// release records key's release by a requested reconcile; the caller holds t.mu.
+func (t *Trigger) release(key string) {
+	now := time.Now()
+	t.ran[key] = released{tick: readTicks.Add(1), at: now}
+	if len(t.ran) < max(t.pruneAt, releasedPrune) {
+		return
+	}
+	for k, r := range t.ran {
+		if now.Sub(r.at) > releasedKeep {
+			delete(t.ran, k)
+		}
+	}
+	t.pruneAt = 2 * len(t.ran) // many recent ones: not scanned again at every release
+}
+
+// triggeredSince reports whether a requested reconcile of key released its lock after
+// the read of tick began (one released before it published what the read saw); the
+// caller holds the lock. Run's reads of an object come one after the other, so an entry
+// older than this read is not needed again.
+func (t *Trigger) triggeredSince(key string, tick uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r, ok := t.ran[key]
+	if ok && r.tick < tick {
+		delete(t.ran, key)
+	}
+	return ok && r.tick > tick
+}
+
 // ErrSuperseded fails a reconcile whose object was replaced (a newer generation, deleted,
 // recreated) while it waited for the object's lock; it is retried like any failure.
 var ErrSuperseded = errors.New("superseded while waiting for the object's lock")
@@ -130,7 +168,12 @@ func (t *Trigger) Request(ctx context.Context, ref events.Ref) {
 	t.q.Do(key, func() {
 		defer t.jobs.Done()
 		unlock := t.locks.Lock(key)
-		defer unlock()
+		defer func() {
+			t.mu.Lock()
+			t.release(key) // what it published is there for reads after this
+			t.mu.Unlock()
+			unlock()
+		}()
 		t.mu.Lock()
 		delete(t.waiting, key) // from here on the object is read: later requests need a new run
 		t.mu.Unlock()
@@ -229,9 +272,14 @@ func (t *Trigger) RequestAll(ctx context.Context) error {
 	return nil
 }
 
+// readTicks orders the process's object reads and the triggered reconciles' lock
+// releases (Trigger.Func: did one act on an object since it was read?).
+var readTicks atomic.Uint64
+
 // readObject reads ref's latest spec and the slices of the service and its inputs as Run
 // does; found is false for a missing object or a tombstone.
 func readObject(ctx context.Context, js jetstream.JetStream, cfg Config, ref events.Ref) (o Object, found bool, err error) {
+	tick := readTicks.Add(1)
 	// The slices are read at once, beside the spec: each read is a round trip to JetStream.
 	services := append([]string{cfg.Service}, cfg.Inputs...)
 	statuses := make([]events.StatusRecord, len(services))
@@ -259,7 +307,7 @@ func readObject(ctx context.Context, js jetstream.JetStream, cfg Config, ref eve
 	if err := json.Unmarshal(rec.Body, &head); err != nil {
 		return Object{}, false, fmt.Errorf("%w: decode spec of %s: %v", events.ErrPermanent, ref, err)
 	}
-	o = Object{Ref: ref, Spec: rec, Meta: head.Metadata, Slices: map[string]events.Slice{}, sliceSeq: statuses[0].Seq}
+	o = Object{Ref: ref, Spec: rec, Meta: head.Metadata, Slices: map[string]events.Slice{}, sliceSeq: statuses[0].Seq, readTick: tick}
 	for i, svc := range services {
 		if errors.Is(errs[i], events.ErrNotFound) {
 			continue

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -160,8 +161,9 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 	}
 }
 
-// Func hands f the latest spec when the one Run read has been replaced meanwhile by one of
-// the same generation, and refuses (for a retry) when it is of a newer generation or gone.
+// Func hands f the object as Run read it when only Run acted on it since; when a
+// triggered reconcile did, it hands f the latest spec (one of the same generation
+// replaced it) or refuses (for a retry) when it is of a newer generation or gone.
 func TestTriggerFuncRereadsAReplacedSpec(t *testing.T) {
 	js, _ := eventstest.JetStream(t)
 	ctx := t.Context()
@@ -181,9 +183,15 @@ func TestTriggerFuncRereadsAReplacedSpec(t *testing.T) {
 	}
 	var seen []Object
 	f := func(_ context.Context, o Object) (Result, error) { seen = append(seen, o); return Result{}, nil }
-	call := func() error {
+	trigger := NewTrigger(js, cfg, f)
+	// call runs Func on what Run read, after a triggered reconcile when triggered.
+	call := func(triggered bool) error {
+		if triggered {
+			trigger.Request(ctx, triggerRef)
+			trigger.Wait()
+		}
 		seen = nil
-		_, err := NewTrigger(js, cfg, f).Func()(ctx, stale)
+		_, err := trigger.Func()(ctx, stale)
 		return err
 	}
 
@@ -191,7 +199,14 @@ func TestTriggerFuncRereadsAReplacedSpec(t *testing.T) {
 	if _, err := events.PublishStatus(ctx, js, triggerRef, events.Slice{Service: "placement", UID: "u1", Generation: 1, Status: []byte(`{"uniqueID":"vm-7"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := call(); err != nil {
+	// The newer record's own message comes next; nothing acted on it yet.
+	if err := call(false); err != nil {
+		t.Fatalf("Func: %v", err)
+	}
+	if len(seen) != 1 || seen[0].Spec.Seq != stale.Spec.Seq {
+		t.Errorf("f saw %+v, want the object as read (seq %d)", seen, stale.Spec.Seq)
+	}
+	if err := call(true); err != nil {
 		t.Fatalf("Func: %v", err)
 	}
 	if len(seen) != 1 || seen[0].Spec.Seq != seq || seen[0].Meta.Annotations["a"] != "b" || string(seen[0].Slices["placement"].Status) != `{"uniqueID":"vm-7"}` {
@@ -203,7 +218,7 @@ func TestTriggerFuncRereadsAReplacedSpec(t *testing.T) {
 		{"deleted", events.OpDelete, `{"metadata":{"uid":"u1","generation":2}}`},
 	} {
 		put(tt.op, tt.body)
-		if err := call(); !errors.Is(err, ErrSuperseded) || len(seen) != 0 {
+		if err := call(true); !errors.Is(err, ErrSuperseded) || len(seen) != 0 {
 			t.Errorf("%s: err %v, %d calls; want ErrSuperseded and no call", tt.name, err, len(seen))
 		}
 	}
@@ -284,5 +299,23 @@ func TestTriggerRequestAt(t *testing.T) {
 	tr.mu.Unlock()
 	if pending != 0 {
 		t.Errorf("%d alarms still pending, want none: later requests collapse into the earliest", pending)
+	}
+}
+
+// The releases Func compares against are forgotten once old, when there are many (a
+// deleted object's is never read again), and a recent one is kept.
+func TestTriggerForgetsOldReleases(t *testing.T) {
+	tr := NewTrigger(nil, Config{Service: "power", Plural: "virtualmachines"}, nil)
+	old := time.Now().Add(-2 * releasedKeep)
+	for i := range releasedPrune - 2 {
+		tr.ran[fmt.Sprintf("old-%d", i)] = released{tick: uint64(i), at: old}
+	}
+	tr.release("recent")
+	tr.release("newest")
+	if _, ok := tr.ran["recent"]; len(tr.ran) != 2 || !ok {
+		t.Errorf("%d releases kept, want the 2 recent ones", len(tr.ran))
+	}
+	if !tr.triggeredSince("newest", tr.ran["recent"].tick) || tr.triggeredSince("newest", tr.ran["newest"].tick+1) {
+		t.Error("triggeredSince does not compare the release with the read")
 	}
 }

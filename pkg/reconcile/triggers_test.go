@@ -76,3 +76,73 @@ func drain(seen <-chan reconcile.Object) {
 		}
 	}
 }
+
+// With Relate, a related change reconciles only the objects it names (a VM naming a
+// claim reconciles that claim, not every claim of the namespace), and all of them when
+// Relate says so.
+func TestRelateNarrowsRelatedChanges(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	seen := make(chan reconcile.Object, 100)
+	done := make(chan error, 1)
+	claimA := events.Ref{Plural: "persistentvolumeclaims", Namespace: "ns", Name: "a"}
+	claimB := events.Ref{Plural: "persistentvolumeclaims", Namespace: "ns", Name: "b"}
+	go func() {
+		done <- reconcile.Run(ctx, js, reconcile.Config{
+			Service: "storage", Plural: "persistentvolumeclaims", Related: []string{"virtualmachines"},
+			Relate: func(_ context.Context, rec events.SpecRecord) ([]string, bool, error) {
+				return []string{"a"}, rec.Op == events.OpDelete, nil
+			},
+		}, func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
+			seen <- o
+			return reconcile.Result{}, nil
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	for _, ref := range []events.Ref{claimA, claimB} {
+		if _, err := events.AppendSpec(ctx, js, ref, events.OpPut, []byte(`{"metadata":{"uid":"`+ref.Name+`","generation":1}}`), 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, seen, ref.Name, func(o reconcile.Object) bool { return o.Ref == ref })
+	}
+
+	drain(seen)
+	vm := events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: "vm"}
+	seq, err := events.AppendSpec(ctx, js, vm, events.OpPut, []byte(`{"metadata":{"uid":"v"}}`), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bs []int64 // the generations b was reconciled at from here on
+	recordB := func(o reconcile.Object) {
+		if o.Ref == claimB {
+			bs = append(bs, o.Meta.Generation)
+		}
+	}
+	waitFor(t, seen, "the named claim after the VM changed", func(o reconcile.Object) bool {
+		recordB(o)
+		return o.Ref == claimA
+	})
+	// b's own change is the barrier: had the VM's change queued b too, b is reconciled
+	// twice by the time its generation 2 is seen (or once with generation 1 first).
+	if _, err := events.AppendSpec(ctx, js, claimB, events.OpPut, []byte(`{"metadata":{"uid":"b","generation":2}}`), 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, seen, "b's own change", func(o reconcile.Object) bool {
+		recordB(o)
+		return o.Ref == claimB && o.Meta.Generation == 2
+	})
+	if len(bs) != 1 {
+		t.Errorf("claim b was reconciled at generations %v after a change of a VM that does not name it, want [2]", bs)
+	}
+
+	drain(seen)
+	if _, err := events.AppendSpec(ctx, js, vm, events.OpDelete, []byte(`{"metadata":{"uid":"v"}}`), seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, seen, "b after the VM was deleted (all claims)", func(o reconcile.Object) bool { return o.Ref == claimB })
+}

@@ -17,15 +17,15 @@ import (
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
-// claimLoopConfig is the PersistentVolumeClaim loop: a VM's change (it starts or stops
-// naming a claim, or goes and with it the claims it owns) reconciles the claims of its
-// namespace; the resync notices a CNS volume that vanished.
+// claimLoopConfig is the PersistentVolumeClaim loop: a VM's change reconciles the claims
+// it names, its removal (and with it the claims it owns) every claim of its namespace
+// (claimsOfVM); the resync notices a CNS volume that vanished.
 func claimLoopConfig(log *slog.Logger) reconcile.Config {
 	return reconcile.Config{
 		Service: model.ServiceStorage, Plural: pluralClaims, Durable: model.ServiceStorage + "-claims", Workers: 4,
-		Related: []string{"virtualmachines"},
-		Resync:  resync,
-		Logger:  log,
+		Related: []string{"virtualmachines"}, Relate: claimsOfVM,
+		Resync: resync,
+		Logger: log,
 	}
 }
 

@@ -69,9 +69,13 @@ func TestClaimProvisioningSurvivesRestarts(t *testing.T) {
 			t.Fatal("no creation left running at the kill: the test proves nothing")
 		}
 		kill = start()
-		// A VM's change reconciles every claim of the namespace at once: also the one whose
+		// A VM's change reconciles every claim it names at once: also the one whose
 		// creation still runs, long before its message would be delivered again.
-		nudge := deploytest.NewVM("my-namespace", fmt.Sprintf("nudge-%d", round), model.VirtualMachineSpec{})
+		var named []model.VirtualMachineVolume
+		for _, c := range claims {
+			named = append(named, claimVolume(c.Ref.Name, c.Ref.Name))
+		}
+		nudge := deploytest.NewVM("my-namespace", fmt.Sprintf("nudge-%d", round), vmSpec(named...))
 		nudge.Put(t, js, false)
 	}
 	defer kill()

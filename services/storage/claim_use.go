@@ -34,8 +34,21 @@ func (c *claims) users(ctx context.Context, claim events.Ref, diskPath string) (
 
 // consumers names the VMs of the claim's namespace whose spec.volumes name it.
 func (c *claims) consumers(ctx context.Context, claim events.Ref) ([]string, error) {
+	names, err := vmsNaming(ctx, c.js, claim)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(names))
+	for i, name := range names {
+		out[i] = "VirtualMachine " + name
+	}
+	return out, nil
+}
+
+// vmsNaming are the names of the VMs of the claim's namespace whose spec.volumes name it.
+func vmsNaming(ctx context.Context, js jetstream.JetStream, claim events.Ref) ([]string, error) {
 	var out []string
-	subjects, err := events.Subjects(ctx, c.js, events.StreamSpecs, events.NamespaceSpecFilter("virtualmachines", claim.Namespace))
+	subjects, err := events.Subjects(ctx, js, events.StreamSpecs, events.NamespaceSpecFilter("virtualmachines", claim.Namespace))
 	if err != nil {
 		return nil, fmt.Errorf("list VMs of %s: %w", claim.Namespace, err)
 	}
@@ -45,14 +58,12 @@ func (c *claims) consumers(ctx context.Context, claim events.Ref) ([]string, err
 			continue
 		}
 		var vm model.VirtualMachine
-		found, err := reconcile.LastSpecOf(ctx, c.js, ref, &vm)
+		found, err := reconcile.LastSpecOf(ctx, js, ref, &vm)
 		if err != nil {
 			return nil, err
 		}
-		if found && slices.ContainsFunc(vm.Spec.Volumes, func(v model.VirtualMachineVolume) bool {
-			return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim.Name
-		}) {
-			out = append(out, "VirtualMachine "+ref.Name)
+		if found && slices.Contains(claimsNamed(vm), claim.Name) {
+			out = append(out, ref.Name)
 		}
 	}
 	return out, nil

@@ -81,6 +81,7 @@ func run(ctx context.Context, cfg Config) error {
 	h := &handler{js: cfg.JetStream, vc: vc, volumes: &attacher{vc: vc, cns: &cnsRegistry{c: cnsClient, vc: vc.Client}}, register: register,
 		isos: &isoFinder{js: cfg.JetStream, rest: rc, vim: vc.Client}, now: time.Now}
 	vmLoop := vmLoopConfig(cfg.Logger)
+	vmLoop.Relate = vmsOfClaim(cfg.JetStream)
 	// A VM is looked at again, outside the streams, while a claim's expansion is pending.
 	trigger := reconcile.NewTrigger(cfg.JetStream, vmLoop, reconcile.OnlyConcerned(model.ServiceStorage, concern, h.reconcile))
 	claimCfg := claimLoopConfig(cfg.Logger)
@@ -107,7 +108,8 @@ func vmLoopConfig(log *slog.Logger) reconcile.Config {
 		// power's: a VM powered off takes the changed block tracking and the controller
 		// changes that waited for it.
 		Inputs: []string{model.ServicePlacement, model.ServiceCrypto, model.ServicePower},
-		// a claim bound, grown or deleted changes the volumes of the VMs of its namespace;
+		// a claim bound, grown or deleted changes the volumes of the VMs that name or own
+		// it (Relate: vmsOfClaim);
 		// an image a CD-ROM names may come later, and the class sizes an ISO VM's boot disk
 		Related: []string{"storageclasses", pluralClaims, pluralImages, pluralClusterImages, "virtualmachineclasses"},
 		Resync:  resync,
