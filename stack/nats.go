@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -69,7 +70,7 @@ func startNATS(ctx context.Context, c config) (*embeddedNATS, error) {
 		return nil, err
 	}
 	ns, err := server.NewServer(&server.Options{
-		ServerName:       c.NATSName,
+		ServerName:       cmp.Or(c.NATSName, "vmop"),
 		Host:             host,
 		Port:             port,
 		JetStream:        true,

@@ -27,6 +27,9 @@ func natsCluster(c config, dir string, tlsConfig *tls.Config) (server.ClusterOpt
 	if c.NATSClusterAddr == "" {
 		return server.ClusterOpts{}, nil, nil
 	}
+	if !plainName(c.NATSName) {
+		return server.ClusterOpts{}, nil, fmt.Errorf("VMOP_NATS_NAME %q: a node of a cluster needs a name of letters, digits, '-' and '_' (its store's directory)", c.NATSName)
+	}
 	host, portStr, err := net.SplitHostPort(c.NATSClusterAddr)
 	if err != nil {
 		return server.ClusterOpts{}, nil, fmt.Errorf("VMOP_NATS_CLUSTER_ADDR %q: %w", c.NATSClusterAddr, err)
@@ -96,4 +99,9 @@ func ensureRouteSecret(file string) (string, error) {
 	}
 	secret := randomHex(32)
 	return secret, writeSecret(file, []byte(secret))
+}
+
+// plainName: letters, digits, '-' and '_' only, not empty.
+func plainName(s string) bool {
+	return s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") == ""
 }

@@ -85,3 +85,18 @@ func TestSecuredNATSCluster(t *testing.T) {
 		t.Errorf("placement publishing its slice with one node of three stopped: %v", err)
 	}
 }
+
+// A cluster node's settings that would misplace its store or its peers are refused.
+func TestNATSClusterSettingsRefused(t *testing.T) {
+	for _, c := range []config{
+		{NATSName: "../elsewhere", NATSClusterAddr: "127.0.0.1:6222", NATSRoutes: "nats-route://127.0.0.1:6222"},
+		{NATSName: "", NATSClusterAddr: "127.0.0.1:6222", NATSRoutes: "nats-route://127.0.0.1:6222"},
+		{NATSName: "node-a", NATSClusterAddr: "127.0.0.1:6222", NATSRoutes: ""},
+		{NATSName: "node-a", NATSClusterAddr: "127.0.0.1:6222", NATSRoutes: "nats://127.0.0.1:6222"},
+		{NATSName: "node-a", NATSClusterAddr: "127.0.0.1:6222", NATSRoutes: "nats-route://user:pw@127.0.0.1:6222"},
+	} {
+		if _, _, err := natsCluster(c, t.TempDir(), nil); err == nil {
+			t.Errorf("natsCluster(name %q, routes %q) accepted", c.NATSName, c.NATSRoutes)
+		}
+	}
+}

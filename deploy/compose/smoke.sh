@@ -96,7 +96,6 @@ go build -o "$work/vcvms" ./stack/vcvms
 compose build nats-init >/dev/null # the one image every service runs
 
 say "starting the stack (API on 127.0.0.1:$VMOP_API_PORT, vcsim on 127.0.0.1:$VMOP_VCSIM_PORT)"
-compose up -d --no-build "${up_flags[@]}" >/dev/null 2>&1 || say "compose up reported an error; waiting on health"
 all_healthy() {
   local ids n=0
   ids=$(compose ps -q) || return 1
@@ -110,7 +109,13 @@ all_healthy() {
   # 3 NATS nodes, vcsim, the balancer, 2 gateways, 2 replicas of 5 services.
   ((n == 17))
 }
-wait_for "every container healthy" 300 all_healthy
+# compose up gives up at a dependency that is unhealthy at that moment: a part whose start
+# met the cluster still busy (a consumer not created in time) exits, and is restarted. Bring
+# up what is missing again until every container is healthy.
+up_and_healthy() {
+  all_healthy || { compose up -d --no-build "${up_flags[@]}" >/dev/null 2>&1 && all_healthy; }
+}
+wait_for "every container healthy" 420 up_and_healthy
 say "up and healthy: $(compose ps -q | wc -l) containers"
 
 docker cp "$(compose ps -q api-1)":/data/kubeconfig "$KUBECONFIG" >/dev/null
