@@ -93,7 +93,8 @@ start=$SECONDS
 say "building the static binary and the image (nothing is pulled)"
 make compose-binary >/dev/null
 go build -o "$work/vcvms" ./stack/vcvms
-compose build nats-init >/dev/null # the one image every service runs
+# The one image every service runs.
+compose build nats-init >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "building the image"; }
 
 say "starting the stack (API on 127.0.0.1:$VMOP_API_PORT, vcsim on 127.0.0.1:$VMOP_VCSIM_PORT)"
 all_healthy() {
