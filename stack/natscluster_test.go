@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vmop/vmop/pkg/events"
 )
@@ -81,8 +82,17 @@ func TestSecuredNATSCluster(t *testing.T) {
 	_, placement := natsAs(t, url, data, "placement")
 	vm := events.Ref{Plural: "virtualmachines", Namespace: "default", Name: "vm-a"}
 	slice := events.Slice{Service: "placement", UID: "uid-a", Generation: 1, Status: []byte(`{}`)}
-	if _, err := events.PublishStatus(ctx, placement, vm, slice); err != nil {
-		t.Errorf("placement publishing its slice with one node of three stopped: %v", err)
+	// A publish meeting the election of the stopped node's streams' new leaders is tried
+	// again, as the services do.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := events.PublishStatus(ctx, placement, vm, slice)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("placement publishing its slice with one node of three stopped: %v", err)
+		}
 	}
 }
 
