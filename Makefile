@@ -2,7 +2,7 @@
 MODULES := $(shell go list -f '{{.Dir}}' -m)
 ALL     := $(addsuffix /...,$(MODULES))
 
-.PHONY: run test bench fuzz vet tidy generate
+.PHONY: run test bench fuzz vet tidy generate compose-binary
 
 run: ## everything in one process: embedded NATS, vcsim, services, API (https://127.0.0.1:8080)
 	VMOP_METRICS_ADDR=$${VMOP_METRICS_ADDR-127.0.0.1:9090} go run ./stack
@@ -27,6 +27,15 @@ bench: ## the benchmark figures
 FUZZTIME ?= 3m
 fuzz: ## search for admission bugs for FUZZTIME (default 3m); not part of make test
 	cd pkg && go test -run '^$$' -fuzz FuzzAdmitVirtualMachine -fuzztime $(FUZZTIME) ./model/
+
+# deploy/compose's image is FROM scratch: this static binary (cgo for SQLite, linked
+# statically) and the host's CA bundle, so that building it pulls nothing.
+COMPOSE_BUILD := deploy/compose/.build
+compose-binary: ## the static vmop binary deploy/compose's image is built from
+	mkdir -p $(COMPOSE_BUILD)
+	CGO_ENABLED=1 go build -tags osusergo,netgo,sqlite_omit_load_extension \
+		-ldflags '-linkmode external -extldflags -static -s -w' -o $(COMPOSE_BUILD)/vmop ./stack
+	cp /etc/ssl/certs/ca-certificates.crt $(COMPOSE_BUILD)/
 
 vet:
 	go vet $(ALL)

@@ -11,13 +11,19 @@ import (
 
 // config is the stack's whole configuration, read from the environment.
 type config struct {
-	Addr            string // VMOP_ADDR: the API's HTTPS address
-	Data            string // VMOP_DATA: state directory (JetStream, read model, certificates, kubeconfig)
-	NATSAddr        string // VMOP_NATS_ADDR: where the embedded NATS listens
-	VCSimAddr       string // VMOP_VCSIM_ADDR: where the embedded vcsim listens
-	NATSURL         string // VMOP_NATS_URL: use this NATS instead of the embedded one
-	NATSCreds       string // VMOP_NATS_CREDS: a single role's NATS credentials (a .creds file)
-	NATSCA          string // VMOP_NATS_CA: the CA that signed NATS's certificate (PEM)
+	Addr      string // VMOP_ADDR: the API's HTTPS address
+	Data      string // VMOP_DATA: state directory (JetStream, read model, certificates, kubeconfig)
+	NATSAddr  string // VMOP_NATS_ADDR: where the embedded NATS listens
+	VCSimAddr string // VMOP_VCSIM_ADDR: where the embedded vcsim listens
+	NATSURL   string // VMOP_NATS_URL: use this NATS instead of the embedded one
+	NATSCreds string // VMOP_NATS_CREDS: a single role's NATS credentials (a .creds file)
+	NATSCA    string // VMOP_NATS_CA: the CA that signed NATS's certificate (PEM)
+	// A node of a NATS cluster (natscluster.go): its name, where it listens for its
+	// peers' routes, the peers' route URLs; nats-init's export directory.
+	NATSName, NATSClusterAddr, NATSRoutes, NATSExport string
+	// BalanceBackends (VMOP_BALANCE_BACKENDS) are the gateways `vmop balance` forwards
+	// VMOP_ADDR's connections to (balance.go).
+	BalanceBackends []string
 	VCenterURL      string // VMOP_VCENTER_URL (+ _USER, _PASSWORD): use this vCenter instead of vcsim
 	VCenterUser     string
 	VCenterPassword string
@@ -54,6 +60,10 @@ func loadConfig(lookup func(string) string) (config, error) {
 		NATSURL:         getenv("VMOP_NATS_URL"),
 		NATSCreds:       getenv("VMOP_NATS_CREDS"),
 		NATSCA:          getenv("VMOP_NATS_CA"),
+		NATSName:        getenv("VMOP_NATS_NAME"),
+		NATSClusterAddr: getenv("VMOP_NATS_CLUSTER_ADDR"),
+		NATSRoutes:      getenv("VMOP_NATS_ROUTES"),
+		NATSExport:      getenv("VMOP_NATS_EXPORT"),
 		VCenterURL:      getenv("VMOP_VCENTER_URL"),
 		VCenterUser:     getenv("VMOP_VCENTER_USER"),
 		VCenterPassword: getenv("VMOP_VCENTER_PASSWORD"), // or _FILE, or the default: loadVCenter
@@ -61,6 +71,11 @@ func loadConfig(lookup func(string) string) (config, error) {
 	}
 	if err := c.loadVCenter(getenv); err != nil {
 		return c, err
+	}
+	for _, b := range strings.Split(getenv("VMOP_BALANCE_BACKENDS"), ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			c.BalanceBackends = append(c.BalanceBackends, b)
+		}
 	}
 	for _, u := range strings.Split(getenv("VMOP_PRIVILEGED_USERS"), ",") {
 		if u = strings.TrimSpace(u); u != "" {

@@ -3,7 +3,7 @@
 // seeded inventory, every service and the API. With a role it runs one part, so the
 // compose file runs this same binary in every container:
 //
-//	vmop [flags] [all|api|placement|power|storage|network|crypto|nats|vcsim]
+//	vmop [flags] [all|api|placement|power|storage|network|crypto|nats|nats-init|vcsim|balance]
 //	vmop version
 //	vmop healthcheck URL
 //
@@ -37,8 +37,10 @@ var roles = []struct{ name, meaning string }{
 	{"storage", "the storage service: volumes"},
 	{"network", "the network service: adapters, guest network, readiness"},
 	{"crypto", "the crypto service: encryption and vTPM"},
-	{"nats", "the NATS server with JetStream alone"},
+	{"nats", "the NATS server with JetStream alone, or one node of a cluster"},
+	{"nats-init", "writes the keys, credentials and CA a NATS cluster's nodes share, then exits"},
 	{"vcsim", "the vCenter simulator alone, seeded with the inventory"},
+	{"balance", "one address in front of several gateways (TCP, round robin, skipping dead ones)"},
 }
 
 func main() {
@@ -133,7 +135,7 @@ func parseArgs(args []string, getenv func(string) string, stdout io.Writer) (cmd
 func usage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString("vmop serves VM Operator's VirtualMachine API on NATS JetStream and vCenter.\n\n")
-	b.WriteString("Usage:\n  vmop [flags] [role]\n  vmop version\n  vmop healthcheck URL   exit 0 when URL answers 200 (container health checks)\n\nRoles:\n")
+	b.WriteString("Usage:\n  vmop [flags] [role]\n  vmop version\n  vmop healthcheck URL   exit 0 when URL answers 200, or a tcp://host:port URL accepts a connection (container health checks)\n\nRoles:\n")
 	for _, r := range roles {
 		fmt.Fprintf(&b, "  %-10s %s\n", r.name, r.meaning)
 	}
@@ -191,7 +193,7 @@ func run(ctx context.Context, role string, getenv func(string) string) error {
 	defer shutdownTracing()
 	start, ok := roleFor(role)
 	if !ok {
-		return fmt.Errorf("unknown role %q (want all, api, placement, power, storage, network, crypto, nats or vcsim)", role)
+		return fmt.Errorf("unknown role %q (want all, api, placement, power, storage, network, crypto, nats, nats-init, vcsim or balance)", role)
 	}
 	return start(ctx, cfg)
 }

@@ -65,10 +65,19 @@ func startMetrics(addr string, conns []*nats.Conn) (stop func(), err error) {
 
 // healthcheck is `vmop healthcheck URL`: exit 0 when URL answers 200, for container
 // health checks in images without curl. An https URL is verified against the stack's own
-// CA (caFile, $VMOP_DATA/pki/ca.crt), which signs the API's certificate.
+// CA (caFile, $VMOP_DATA/pki/ca.crt), which signs the API's certificate. A tcp://host:port
+// URL only needs a connection accepted (the balancer, which speaks no HTTP itself).
 func healthcheck(ctx context.Context, url, caFile string) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if addr, ok := strings.CutPrefix(url, "tcp://"); ok {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err

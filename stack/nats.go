@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -35,7 +37,9 @@ type embeddedNATS struct {
 // and accepting only the identities of ensureNATSAuth. Every write is synced to disk
 // before it is acknowledged (sync_always): a write answered 201 survives a power loss.
 // It sets the streams up as the admin identity, and the events account's mirror of
-// EVENTS, before returning.
+// EVENTS, before returning. A node of a cluster (VMOP_NATS_CLUSTER_ADDR) keeps its store
+// in $VMOP_DATA/nats/<VMOP_NATS_NAME>, beside the keys its peers share, and waits for
+// its peers to set up replicated streams.
 func startNATS(ctx context.Context, c config) (*embeddedNATS, error) {
 	host, portStr, err := net.SplitHostPort(c.NATSAddr)
 	if err != nil {
@@ -46,27 +50,31 @@ func startNATS(ctx context.Context, c config) (*embeddedNATS, error) {
 		return nil, fmt.Errorf("VMOP_NATS_ADDR port %q: %w", portStr, err)
 	}
 	dir := filepath.Join(c.Data, "nats")
-	auth, err := ensureNATSAuth(dir)
+	auth, key, err := ensureNATSSecrets(c.Data)
 	if err != nil {
 		return nil, err
 	}
-	tlsConfig, err := natsTLS(c.Data, dir, host)
+	tlsConfig, err := natsTLS(c, host)
 	if err != nil {
 		return nil, err
 	}
-	key, err := ensureStoreKey(filepath.Join(dir, "jetstream.key"))
+	cluster, routes, err := natsCluster(c, dir, tlsConfig)
 	if err != nil {
 		return nil, err
 	}
-	if err := adoptUnsecuredStore(dir, auth); err != nil {
+	store := dir
+	if c.NATSClusterAddr != "" {
+		store = filepath.Join(dir, c.NATSName)
+	}
+	if err := adoptUnsecuredStore(store, auth); err != nil {
 		return nil, err
 	}
 	ns, err := server.NewServer(&server.Options{
-		ServerName:       "vmop",
+		ServerName:       cmp.Or(c.NATSName, "vmop"),
 		Host:             host,
 		Port:             port,
 		JetStream:        true,
-		StoreDir:         dir,
+		StoreDir:         store,
 		JetStreamKey:     key,
 		JetStreamCipher:  server.AES,
 		SyncAlways:       true,
@@ -74,6 +82,8 @@ func startNATS(ctx context.Context, c config) (*embeddedNATS, error) {
 		AccountResolver:  auth.resolver,
 		SystemAccount:    auth.system,
 		TLSConfig:        tlsConfig,
+		Cluster:          cluster,
+		Routes:           routes,
 		// A CONNECT carries the user's JWT, whose permissions (a service's consumers,
 		// subjects and API requests) exceed the 4 KiB default.
 		MaxControlLine: 64 * 1024,
@@ -89,11 +99,58 @@ func startNATS(ctx context.Context, c config) (*embeddedNATS, error) {
 		return nil, errors.New("nats-server did not become ready")
 	}
 	e := &embeddedNATS{Server: ns, auth: auth}
-	if err := e.setup(ctx, c.StreamReplicas); err != nil {
+	if err := e.setupWhenReady(ctx, c); err != nil {
 		ns.Shutdown()
 		return nil, err
 	}
 	return e, nil
+}
+
+// ensureNATSSecrets loads or creates what every node of one NATS shares, in
+// $VMOP_DATA/nats: the account keys and identities' credentials, JetStream's store key,
+// and the stack's CA (copied to ca.crt). `vmop nats-init` writes them before a
+// cluster's nodes start, so that the nodes do not race to create them.
+func ensureNATSSecrets(data string) (*natsAuth, string, error) {
+	dir := filepath.Join(data, "nats")
+	auth, err := ensureNATSAuth(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	ca, err := api.EnsureCA(filepath.Join(data, "pki"))
+	if err != nil {
+		return nil, "", fmt.Errorf("certificates: %w", err)
+	}
+	pem, err := os.ReadFile(ca.CertFile)
+	if err != nil {
+		return nil, "", fmt.Errorf("read CA: %w", err)
+	}
+	if old, err := os.ReadFile(filepath.Join(dir, "ca.crt")); err != nil || !bytes.Equal(old, pem) {
+		if err := os.WriteFile(filepath.Join(dir, "ca.crt"), pem, 0o644); err != nil {
+			return nil, "", fmt.Errorf("copy CA: %w", err)
+		}
+	}
+	key, err := ensureStoreKey(filepath.Join(dir, "jetstream.key"))
+	if err != nil {
+		return nil, "", err
+	}
+	return auth, key, nil
+}
+
+// setupWhenReady sets the streams up; a node of a cluster tries again until enough of
+// its peers have joined for replicated streams (or ctx ends).
+func (e *embeddedNATS) setupWhenReady(ctx context.Context, c config) error {
+	for {
+		err := e.setup(ctx, c.StreamReplicas)
+		if err == nil || c.NATSClusterAddr == "" {
+			return err
+		}
+		slog.Info("NATS cluster not ready for the streams yet", "node", c.NATSName, "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the NATS cluster: %w", err)
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // setup creates or updates the main account's streams as the admin identity (no other
@@ -121,10 +178,10 @@ func (e *embeddedNATS) setup(ctx context.Context, replicas int) error {
 }
 
 // natsTLS is the server's TLS configuration: a certificate for the listen host, this
-// machine's names and loopback, signed by the stack's CA ($VMOP_DATA/pki), whose
-// certificate is copied beside the credentials for outside systems.
-func natsTLS(data, dir, host string) (*tls.Config, error) {
-	ca, err := api.EnsureCA(filepath.Join(data, "pki"))
+// machine's names and loopback, signed by the stack's CA ($VMOP_DATA/pki). Each node of
+// a cluster has its own (nats-node-<name>.crt), as each has its own host name.
+func natsTLS(c config, host string) (*tls.Config, error) {
+	ca, err := api.EnsureCA(filepath.Join(c.Data, "pki"))
 	if err != nil {
 		return nil, fmt.Errorf("certificates: %w", err)
 	}
@@ -135,16 +192,13 @@ func natsTLS(data, dir, host string) (*tls.Config, error) {
 	if name, err := os.Hostname(); err == nil {
 		hosts = append(hosts, name)
 	}
-	certFile, keyFile, err := ca.EnsureServing("nats", "vmop-nats", hosts)
+	name := "nats"
+	if c.NATSClusterAddr != "" {
+		name = "nats-node-" + c.NATSName
+	}
+	certFile, keyFile, err := ca.EnsureServing(name, "vmop-nats", hosts)
 	if err != nil {
 		return nil, fmt.Errorf("nats certificate: %w", err)
-	}
-	pem, err := os.ReadFile(ca.CertFile)
-	if err != nil {
-		return nil, fmt.Errorf("read CA: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), pem, 0o644); err != nil {
-		return nil, fmt.Errorf("copy CA: %w", err)
 	}
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
@@ -163,12 +217,15 @@ func ensureStoreKey(file string) (string, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("jetstream key: %w", err)
 	}
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("jetstream key: %w", err)
-	}
-	key = []byte(hex.EncodeToString(b))
+	key = []byte(randomHex(32))
 	return string(key), writeSecret(file, key)
+}
+
+// randomHex is n random bytes, hex-encoded (crypto/rand does not fail).
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // adoptUnsecuredStore moves the streams of a store written before the server had

@@ -76,6 +76,10 @@ func roleFor(name string) (func(context.Context, config) error, bool) {
 		return func(ctx context.Context, c config) error { return withNATS(ctx, c, name, runAPIWith(c)) }, true
 	case "nats":
 		return runNATS, true
+	case "nats-init":
+		return runNATSInit, true
+	case "balance":
+		return runBalance, true
 	case "vcsim":
 		return runVCSim, true
 	}
@@ -309,7 +313,8 @@ func explainTrust(err error) error {
 	return fmt.Errorf("%w: set VMOP_VCENTER_CA_FILE to a PEM file of its CA, or VMOP_VCENTER_THUMBPRINT to that thumbprint once checked against vCenter's own, or VMOP_VCENTER_INSECURE=true to skip verification", err)
 }
 
-// runNATS is the embedded NATS alone (compose's nats container), secured as in "all".
+// runNATS is the embedded NATS alone (compose's nats containers), secured as in "all";
+// its /healthz (VMOP_METRICS_ADDR) answers once the streams are set up.
 func runNATS(ctx context.Context, c config) error {
 	ns, err := startNATS(ctx, c)
 	if err != nil {
@@ -317,18 +322,29 @@ func runNATS(ctx context.Context, c config) error {
 	}
 	defer ns.Shutdown()
 	logNATS(c)
+	stop, err := startMetrics(c.MetricsAddr, nil)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	<-ctx.Done()
 	return nil
 }
 
 // runVCSim is vcsim alone, seeded with the inventory; the other parts trust its
-// certificate file (VMOP_VCENTER_CA_FILE).
+// certificate file (VMOP_VCENTER_CA_FILE). Its /healthz (VMOP_METRICS_ADDR) answers once
+// the inventory is seeded.
 func runVCSim(ctx context.Context, c config) error {
 	sim, err := startVCSim(ctx, c)
 	if err != nil {
 		return err
 	}
 	defer sim.Close()
+	stop, err := startMetrics(c.MetricsAddr, nil)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	slog.Info("vcsim ready", "addr", c.VCSimAddr, "ca", vcsimCertFile(c))
 	<-ctx.Done()
 	return nil

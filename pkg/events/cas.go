@@ -26,7 +26,7 @@ import (
 func casPublish(ctx context.Context, js jetstream.JetStream, stream string, msg *nats.Msg, expect uint64) (uint64, error) {
 	id := casMsgID(msg, expect)
 	trace.SpanFromContext(ctx).SetAttributes(attribute.String(attrMessageID, id))
-	ack, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectLastSequencePerSubject(expect))
+	ack, err := publishDeduplicated(ctx, js, msg, id, jetstream.WithExpectLastSequencePerSubject(expect))
 	if err == nil {
 		return ack.Sequence, nil // also when ack.Duplicate: our earlier attempt stored it
 	}

@@ -74,7 +74,7 @@ func PublishEvent(ctx context.Context, js jetstream.JetStream, ref Ref, typ stri
 		TraceParent:     traceParent(ctx),
 	})
 	if err == nil {
-		_, err = js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
+		_, err = publishDeduplicated(ctx, js, msg, id)
 	}
 	if err != nil {
 		err = fmt.Errorf("publish event %s about %s: %w", typ, ref, err)

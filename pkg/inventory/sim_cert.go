@@ -124,8 +124,26 @@ func simHosts(listen string) []string {
 		if name, err := os.Hostname(); err == nil && name != "" && name != "localhost" {
 			hosts = append(hosts, name)
 		}
+		// vcsim then names itself by one of this machine's addresses, in its own URL and
+		// in the content-library upload and download URLs it hands out.
+		hosts = append(hosts, interfaceAddrs()...)
 	} else if !slices.Contains(hosts, host) {
 		hosts = append(hosts, host)
 	}
 	return hosts
+}
+
+// interfaceAddrs are this machine's IPv4 addresses other than loopback.
+func interfaceAddrs() []string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var ips []string
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			ips = append(ips, n.IP.String())
+		}
+	}
+	return ips
 }
