@@ -207,7 +207,8 @@ func (l *loop) consumeInputs(ctx context.Context) error {
 	})
 }
 
-// consumeRelated maps a change of a related object to every object of its namespace.
+// consumeRelated maps a change of a related object to the objects Config.Relate names, or
+// to every object of its namespace without it (or for a change it cannot read).
 // The fan-out is queued (not awaited), so the related message is acked at once; the
 // queued reconciles log their failures and the resync retries them.
 func (l *loop) consumeRelated(ctx context.Context) error {

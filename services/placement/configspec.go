@@ -23,7 +23,8 @@ type vmIdentity struct {
 // hostMHz, extraConfig, vGPUs and dynamic DirectPath I/O devices) and the record that the
 // VM has it; the spec's UUIDs, guest ID and firmware; the hardware version (api-rules
 // §7.12); and the ExtraConfig keys naming the object. NICs are network's (it takes their
-// adapter types from the class), disks, controllers and CD-ROMs storage's, a vTPM crypto's.
+// adapter types from the class), disks, controllers and CD-ROMs storage's, a vTPM crypto's (but the
+// vTPM a VM template item's deploy copies, which configure renews: vTPMRenewal).
 func createSpec(id vmIdentity, vm model.VirtualMachineSpec, cls *class, hostMHz int64, imageHW int32) types.VirtualMachineConfigSpec {
 	cs := cls.hw.Settings()
 	sized := cls.hw.ConfigSpec(hostMHz)

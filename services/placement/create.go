@@ -104,15 +104,18 @@ func (r *reconciler) createEmpty(ctx context.Context, folder *object.Folder, id 
 
 // configure gives a VM made without its configuration that configuration: one deployed
 // from a VM template item, or one found by name whose create stopped before its
-// configuration was applied. hostMHz is the clock of its host's cores, 0 when not known.
-func (r *reconciler) configure(ctx context.Context, ref types.ManagedObjectReference, id vmIdentity, spec model.VirtualMachineSpec, cls *class, hostMHz int64) error {
+// configuration was applied (img, when known, is the image it was made from: a VM template
+// item's deploy copied the template's vTPM). hostMHz is the clock of its host's cores.
+func (r *reconciler) configure(ctx context.Context, ref types.ManagedObjectReference, id vmIdentity, spec model.VirtualMachineSpec, cls *class, img *image, hostMHz int64) error {
 	cs := createSpec(id, spec, cls, hostMHz, 0)
-	cs.Version = "" // set at create only; vCenter upgrades hardware with UpgradeVM
-	renew, err := r.vTPMRenewal(ctx, ref, spec)
-	if err != nil {
-		return err
+	cs.Version = ""                           // set at create only; vCenter upgrades hardware with UpgradeVM
+	if img != nil && img.fromTemplateItem() { // the deploy copied the template's vTPM
+		renew, err := r.vTPMRenewal(ctx, ref, spec)
+		if err != nil {
+			return err
+		}
+		cs.DeviceChange = append(cs.DeviceChange, renew...)
 	}
-	cs.DeviceChange = append(cs.DeviceChange, renew...)
 	return r.reconfigure(ctx, id, ref, cs)
 }
 

@@ -103,7 +103,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 			if err != nil {
 				return reconcile.Result{}, err
 			}
-			if err := r.configure(ctx, found.ref, id, vm.Spec, cls, mhz); err != nil {
+			if err := r.configure(ctx, found.ref, id, vm.Spec, cls, img, mhz); err != nil {
 				return reconcile.Result{}, fmt.Errorf("configure VM %s found by name: %w", found.ref.Value, err)
 			}
 			ref := found.ref

@@ -49,7 +49,7 @@ func (r *reconciler) deployTemplate(ctx context.Context, folder *object.Folder, 
 	if err != nil {
 		return types.ManagedObjectReference{}, fmt.Errorf("deploy %s %s (VM template item %s): %w", img.kind, img.name, img.itemID, err)
 	}
-	if err := r.configure(ctx, *ref, id, spec, cls, ch.host.coreMHz); err != nil {
+	if err := r.configure(ctx, *ref, id, spec, cls, img, ch.host.coreMHz); err != nil {
 		return *ref, fmt.Errorf("configure VM %s deployed from VM template item %s: %w", ref.Value, img.itemID, err)
 	}
 	v, err := r.observe(ctx, *ref, false)
@@ -72,28 +72,30 @@ func templateDeploySpec(name string, folder types.ManagedObjectReference, ch cho
 }
 
 // templateItemRefusal is why a VM cannot be made from img as vm asks, "" when it can:
-// vCenter deploys a VM template library item in full, with the template's disks as they
-// are, so neither a linked clone (the fast-deploy annotation) nor a provisioning mode can
-// be honoured (template VMs are linked-cloned, OVF deploys and full clones provisioned).
+// vmop makes a VM template item's VM with the library's deploy (deployTemplate says why),
+// which copies the template in full with its disks as they are, so neither a linked clone
+// (the fast-deploy annotation) nor a provisioning mode can be honoured (template VMs are
+// linked-cloned, OVF deploys and full clones provisioned).
 func templateItemRefusal(img *image, vm *model.VirtualMachine) string {
 	if !img.fromTemplateItem() {
 		return ""
 	}
 	if mode := vm.Annotations[model.AnnotationFastDeploy]; strings.EqualFold(mode, model.FastDeployModeLinked) {
-		return fmt.Sprintf("annotation %s: %s cannot apply to %s %s: vCenter makes no linked clone of a VM template library item, it deploys a full copy; remove the annotation or set it to %s",
+		return fmt.Sprintf("annotation %s: %s cannot apply to %s %s: vmop deploys a VM template library item through the content library, which makes a full copy; remove the annotation or set it to %s, or use a template VM image",
 			model.AnnotationFastDeploy, mode, img.kind, img.name, model.FastDeployModeDirect)
 	}
 	if a := vm.Spec.Advanced; a != nil && a.DefaultVolumeProvisioningMode != "" {
-		return fmt.Sprintf("spec.advanced.defaultVolumeProvisioningMode %s cannot apply to %s %s: vCenter deploys a VM template library item with its template's disks as they are; unset it or use an OVF image",
+		return fmt.Sprintf("spec.advanced.defaultVolumeProvisioningMode %s cannot apply to %s %s: vmop deploys a VM template library item through the content library, which keeps the template's disks as they are; unset it or use an OVF or template VM image",
 			a.DefaultVolumeProvisioningMode, img.kind, img.name)
 	}
 	return ""
 }
 
-// vTPMRenewal is the device changes that give a VM never configured by vmop (no keys: a VM
-// template item's deploy, which copies the template's vTPM) a new vTPM in place of the
-// copied one, as spec.crypto.vTPMMode New (the default) asks; none for Clone, for a VM
-// without a vTPM or one configured before.
+// vTPMRenewal is the device changes that give a VM deployed from a VM template item and
+// not configured yet (no keys; the deploy copied the template's vTPM) a new vTPM in place
+// of the copied one, as spec.crypto.vTPMMode New (the default) asks; none for Clone, for a
+// VM without a vTPM or one configured before. Only such VMs are asked about: a VM adopted
+// by name from another image keeps its vTPM.
 func (r *reconciler) vTPMRenewal(ctx context.Context, ref types.ManagedObjectReference, spec model.VirtualMachineSpec) ([]types.BaseVirtualDeviceConfigSpec, error) {
 	if c := spec.Crypto; c != nil && c.VTPMMode == model.VTPMModeClone {
 		return nil, nil

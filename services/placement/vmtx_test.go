@@ -264,7 +264,7 @@ func TestTemplateItemRefusals(t *testing.T) {
 		spec        map[string]any
 		refusal     string // "" when the VM is made
 	}{
-		{"linked", map[string]any{model.AnnotationFastDeploy: "Linked"}, nil, "makes no linked clone of a VM template library item"},
+		{"linked", map[string]any{model.AnnotationFastDeploy: "Linked"}, nil, "which makes a full copy; remove the annotation"},
 		{"thin", nil, map[string]any{"advanced": map[string]any{"defaultVolumeProvisioningMode": "Thin"}}, "spec.advanced.defaultVolumeProvisioningMode Thin cannot apply"},
 		{"direct", map[string]any{model.AnnotationFastDeploy: model.FastDeployModeDirect}, nil, ""},
 	} {
