@@ -15,9 +15,12 @@ type config struct {
 	Data      string // VMOP_DATA: state directory (JetStream, read model, certificates, kubeconfig)
 	NATSAddr  string // VMOP_NATS_ADDR: where the embedded NATS listens
 	VCSimAddr string // VMOP_VCSIM_ADDR: where the embedded vcsim listens
-	NATSURL   string // VMOP_NATS_URL: use this NATS instead of the embedded one
-	NATSCreds string // VMOP_NATS_CREDS: a single role's NATS credentials (a .creds file)
-	NATSCA    string // VMOP_NATS_CA: the CA that signed NATS's certificate (PEM)
+	// VCSimExport (VMOP_VCSIM_EXPORT) is where role vcsim copies its certificate, without
+	// its key, for the parts that trust it (compose shares that directory alone).
+	VCSimExport string
+	NATSURL     string // VMOP_NATS_URL: use this NATS instead of the embedded one
+	NATSCreds   string // VMOP_NATS_CREDS: a single role's NATS credentials (a .creds file)
+	NATSCA      string // VMOP_NATS_CA: the CA that signed NATS's certificate (PEM)
 	// A node of a NATS cluster (natscluster.go): its name, where it listens for its
 	// peers' routes, the peers' route URLs; nats-init's export directory.
 	NATSName, NATSClusterAddr, NATSRoutes, NATSExport string
@@ -57,6 +60,7 @@ func loadConfig(lookup func(string) string) (config, error) {
 		Data:            getenv("VMOP_DATA"),
 		NATSAddr:        getenv("VMOP_NATS_ADDR"),
 		VCSimAddr:       getenv("VMOP_VCSIM_ADDR"),
+		VCSimExport:     getenv("VMOP_VCSIM_EXPORT"),
 		NATSURL:         getenv("VMOP_NATS_URL"),
 		NATSCreds:       getenv("VMOP_NATS_CREDS"),
 		NATSCA:          getenv("VMOP_NATS_CA"),

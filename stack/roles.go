@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -262,7 +263,31 @@ func startVCSim(ctx context.Context, c config) (*inventory.Sim, error) {
 		sim.Close()
 		return nil, fmt.Errorf("seed vcsim: %w", err)
 	}
+	if err := exportVCSimCert(c); err != nil {
+		sim.Close()
+		return nil, err
+	}
 	return sim, nil
+}
+
+// exportVCSimCert copies vcsim's certificate into VMOP_VCSIM_EXPORT, when set, so the
+// parts that trust it get that file and never the directory that also holds its key.
+func exportVCSimCert(c config) error {
+	if c.VCSimExport == "" {
+		return nil
+	}
+	cert, err := os.ReadFile(vcsimCertFile(c))
+	if err != nil {
+		return fmt.Errorf("read vcsim certificate: %w", err)
+	}
+	to := filepath.Join(c.VCSimExport, inventory.SimCertFile)
+	if err := os.WriteFile(to+".new", cert, 0o644); err != nil {
+		return fmt.Errorf("export vcsim certificate: %w", err)
+	}
+	if err := os.Rename(to+".new", to); err != nil { // readers never see half a file
+		return fmt.Errorf("export vcsim certificate: %w", err)
+	}
+	return nil
 }
 
 // vcsimCertFile is where vcsim's certificate is, for the parts that connect to it.

@@ -19,6 +19,7 @@ var settings = []setting{
 	{Env: "VMOP_DATA", Default: ".vmop", Meaning: "state directory (JetStream, read model, certificates, kubeconfig)"},
 	{Env: "VMOP_NATS_ADDR", Default: "127.0.0.1:4222", Meaning: "where the embedded NATS listens, TLS only"},
 	{Env: "VMOP_VCSIM_ADDR", Default: "127.0.0.1:8989", Meaning: "where the embedded vcsim listens"},
+	{Env: "VMOP_VCSIM_EXPORT", Meaning: "role vcsim copies its certificate (not its key) into <this>/tls.crt"},
 	{Env: "VMOP_NATS_URL", Meaning: "use this NATS instead of the embedded one (a single role always needs it)"},
 	{Env: "VMOP_NATS_CREDS", Meaning: "the NATS credentials (.creds) of a single role, or of every part with VMOP_NATS_URL"},
 	{Env: "VMOP_NATS_CA", Meaning: "the CA (PEM) that signed the NATS server's certificate"},
