@@ -170,8 +170,8 @@ func (s *leaseSet) acquire(ctx context.Context, key string) (*lease, error) {
 
 // take creates key, waiting while another replica holds it; it returns when the
 // successful create was sent, which the entry's age on the server counts from. An
-// unanswered create is tried again: if it landed, the key is ours but its revision
-// unknown, and it is taken again once it expired.
+// unanswered create is tried again: if it landed, the key holds this replica's name,
+// and the entry is reclaimed at its revision instead of waited out.
 func (s *leaseSet) take(ctx context.Context, key string) (uint64, time.Time, error) {
 	kv, err := s.bucket(ctx)
 	if err != nil {
@@ -189,6 +189,9 @@ func (s *leaseSet) take(ctx context.Context, key string) (uint64, time.Time, err
 		if !held(err) {
 			return rev, sent, err
 		}
+		if rev, sent, ok := s.reclaim(ctx, kv, key); ok {
+			return rev, sent, nil
+		}
 		select {
 		case <-ctx.Done():
 			return 0, time.Time{}, ctx.Err()
@@ -196,6 +199,20 @@ func (s *leaseSet) take(ctx context.Context, key string) (uint64, time.Time, err
 		}
 		poll = min(2*poll, leaseMaxPoll)
 	}
+}
+
+// reclaim takes key over when its entry names this replica: no lease of this process
+// holds it (s.held admits one taker a key), so the entry is a create that landed
+// unanswered, or a release that did not. The update at the entry's revision fails if
+// another replica took the key meanwhile; any failure leaves take to wait as before.
+func (s *leaseSet) reclaim(ctx context.Context, kv jetstream.KeyValue, key string) (uint64, time.Time, bool) {
+	e, err := kv.Get(ctx, key)
+	if err != nil || string(e.Value()) != s.holder {
+		return 0, time.Time{}, false
+	}
+	sent := time.Now()
+	rev, err := kv.Update(ctx, key, []byte(s.holder), e.Revision())
+	return rev, sent, err == nil
 }
 
 // held reports whether a Create failed because the key exists. Create re-creates a

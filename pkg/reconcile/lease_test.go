@@ -77,3 +77,70 @@ func TestLostLeaseRequestsAreAskedAgain(t *testing.T) {
 		t.Errorf("lost the bucket's info: %v, the lease create: %v; want both lost once", lostInfo.Load(), lostCreate.Load())
 	}
 }
+
+// A lease create that lands but whose answer is lost leaves the key naming this replica;
+// the create asked again meets it, and the replica reclaims it at its revision instead of
+// polling until it expires: two creates reach the bucket before the reclaiming update.
+func TestLeaseCreateAnsweredNeverIsReclaimed(t *testing.T) {
+	s := eventstest.Server(t)
+	admin, _ := eventstest.Connect(t, s)
+	if err := events.Setup(t.Context(), admin); err != nil {
+		t.Fatal(err)
+	}
+	bucket := events.LeaseBucket("placement")
+	var answerLost atomic.Bool
+	var creates, createsAtUpdate atomic.Int32
+	_, gateway := eventstest.Connect(t, s)
+	if _, err := gateway.Subscribe("lossy.>", func(m *nats.Msg) {
+		subject := strings.TrimPrefix(m.Subject, "lossy.")
+		if !strings.HasPrefix(subject, "$KV.") {
+			subject = "$JS.API." + subject
+		}
+		reply := m.Reply
+		if strings.HasPrefix(subject, "$KV."+bucket+".") {
+			if m.Header.Get(jetstream.ExpectedLastSubjSeqHeader) == "0" {
+				creates.Add(1)
+				if answerLost.CompareAndSwap(false, true) {
+					reply = "" // the create lands; its answer goes nowhere
+				}
+			} else if creates.Load() > 0 {
+				createsAtUpdate.CompareAndSwap(0, creates.Load())
+			}
+		}
+		_ = gateway.PublishMsg(&nats.Msg{Subject: subject, Reply: reply, Header: m.Header, Data: m.Data})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gateway.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	_, nc := eventstest.Connect(t, s)
+	js, err := jetstream.NewWithAPIPrefix(nc, "lossy", jetstream.WithDefaultTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- reconcile.Run(ctx, js, reconcile.Config{Service: "placement", Plural: "virtualmachines"},
+			func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
+				return reconcile.Result{Status: map[string]any{"seen": o.Meta.Generation}}, nil
+			})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+
+	if _, err := events.AppendSpec(ctx, admin, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, admin, func(s events.Slice) bool { return s.Generation == 1 })
+	if !answerLost.Load() || createsAtUpdate.Load() != 2 {
+		t.Errorf("answer lost %v, %d creates before the first update; want the lost create and one more meeting it, then the reclaiming update",
+			answerLost.Load(), createsAtUpdate.Load())
+	}
+}
