@@ -2,13 +2,11 @@ package events_test
 
 import (
 	"context"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/events/eventstest"
@@ -21,26 +19,14 @@ func TestSetupAsksAgainWhenUnanswered(t *testing.T) {
 	s := eventstest.Server(t)
 	var lost atomic.Int32
 	loseAll := atomic.Bool{}
-	_, gateway := eventstest.Connect(t, s)
 	// A gateway to JetStream's API that loses SPECS's info requests: the first one, or all.
-	if _, err := gateway.Subscribe("lossy.>", func(m *nats.Msg) {
-		subject := "$JS.API." + strings.TrimPrefix(m.Subject, "lossy.")
+	js := eventstest.Lossy(t, s, 500*time.Millisecond, func(subject string, _ *nats.Msg, _ *string) bool {
 		if subject == "$JS.API.STREAM.INFO."+events.StreamSpecs && (loseAll.Load() || lost.Load() == 0) {
 			lost.Add(1)
-			return
+			return true
 		}
-		_ = gateway.PublishMsg(&nats.Msg{Subject: subject, Reply: m.Reply, Header: m.Header, Data: m.Data})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := gateway.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	_, nc := eventstest.Connect(t, s)
-	js, err := jetstream.NewWithAPIPrefix(nc, "lossy", jetstream.WithDefaultTimeout(500*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
+		return false
+	})
 	// A deadline far beyond the test's own: nats.go would wait it out for a lost request.
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()

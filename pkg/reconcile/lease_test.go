@@ -28,31 +28,15 @@ func TestLostLeaseRequestsAreAskedAgain(t *testing.T) {
 	}
 	bucket := events.LeaseBucket("placement")
 	var lostInfo, lostCreate atomic.Bool
-	_, gateway := eventstest.Connect(t, s)
-	if _, err := gateway.Subscribe("lossy.>", func(m *nats.Msg) {
-		subject := strings.TrimPrefix(m.Subject, "lossy.")
-		if !strings.HasPrefix(subject, "$KV.") {
-			subject = "$JS.API." + subject
-		}
+	js := eventstest.Lossy(t, s, 2*time.Second, func(subject string, _ *nats.Msg, _ *string) bool {
 		switch {
 		case subject == "$JS.API.STREAM.INFO.KV_"+bucket && lostInfo.CompareAndSwap(false, true):
-			return
+			return true
 		case strings.HasPrefix(subject, "$KV."+bucket+".") && lostCreate.CompareAndSwap(false, true):
-			return
+			return true
 		}
-		_ = gateway.PublishMsg(&nats.Msg{Subject: subject, Reply: m.Reply, Header: m.Header, Data: m.Data})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := gateway.Flush(); err != nil {
-		t.Fatal(err)
-	}
-
-	_, nc := eventstest.Connect(t, s)
-	js, err := jetstream.NewWithAPIPrefix(nc, "lossy", jetstream.WithDefaultTimeout(2*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
+		return false
+	})
 	// A deadline far beyond waitSlice's: nats.go would wait it out for a lost request.
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	done := make(chan error, 1)
@@ -90,36 +74,19 @@ func TestLeaseCreateAnsweredNeverIsReclaimed(t *testing.T) {
 	bucket := events.LeaseBucket("placement")
 	var answerLost atomic.Bool
 	var creates, createsAtUpdate atomic.Int32
-	_, gateway := eventstest.Connect(t, s)
-	if _, err := gateway.Subscribe("lossy.>", func(m *nats.Msg) {
-		subject := strings.TrimPrefix(m.Subject, "lossy.")
-		if !strings.HasPrefix(subject, "$KV.") {
-			subject = "$JS.API." + subject
-		}
-		reply := m.Reply
+	js := eventstest.Lossy(t, s, time.Second, func(subject string, m *nats.Msg, reply *string) bool {
 		if strings.HasPrefix(subject, "$KV."+bucket+".") {
 			if m.Header.Get(jetstream.ExpectedLastSubjSeqHeader) == "0" {
 				creates.Add(1)
 				if answerLost.CompareAndSwap(false, true) {
-					reply = "" // the create lands; its answer goes nowhere
+					*reply = "" // the create lands; its answer goes nowhere
 				}
 			} else if creates.Load() > 0 {
 				createsAtUpdate.CompareAndSwap(0, creates.Load())
 			}
 		}
-		_ = gateway.PublishMsg(&nats.Msg{Subject: subject, Reply: reply, Header: m.Header, Data: m.Data})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := gateway.Flush(); err != nil {
-		t.Fatal(err)
-	}
-
-	_, nc := eventstest.Connect(t, s)
-	js, err := jetstream.NewWithAPIPrefix(nc, "lossy", jetstream.WithDefaultTimeout(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
+		return false
+	})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {

@@ -1,0 +1,43 @@
+package eventstest
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Lossy is a JetStream client whose API requests and KV writes pass through a gateway
+// that asks lose about each: true drops the request (it never reaches the server), and
+// a cleared reply lets it land with its answer going nowhere. It stands in for a
+// clustered server that leaves requests unanswered while a group elects its leader.
+// timeout is the client's JetStream timeout, after which a lost request fails.
+func Lossy(t testing.TB, s *server.Server, timeout time.Duration, lose func(subject string, m *nats.Msg, reply *string) bool) jetstream.JetStream {
+	t.Helper()
+	_, gateway := Connect(t, s)
+	if _, err := gateway.Subscribe("lossy.>", func(m *nats.Msg) {
+		subject := strings.TrimPrefix(m.Subject, "lossy.")
+		if !strings.HasPrefix(subject, "$KV.") {
+			subject = "$JS.API." + subject
+		}
+		reply := m.Reply
+		if lose(subject, m, &reply) {
+			return
+		}
+		_ = gateway.PublishMsg(&nats.Msg{Subject: subject, Reply: reply, Header: m.Header, Data: m.Data})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gateway.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	_, nc := Connect(t, s)
+	js, err := jetstream.NewWithAPIPrefix(nc, "lossy", jetstream.WithDefaultTimeout(timeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
