@@ -37,26 +37,7 @@ func TestLostLeaseRequestsAreAskedAgain(t *testing.T) {
 		}
 		return false
 	})
-	// A deadline far beyond waitSlice's: nats.go would wait it out for a lost request.
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	done := make(chan error, 1)
-	go func() {
-		done <- reconcile.Run(ctx, js, reconcile.Config{Service: "placement", Plural: "virtualmachines"},
-			func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
-				return reconcile.Result{Status: map[string]any{"seen": o.Meta.Generation}}, nil
-			})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-
-	if _, err := events.AppendSpec(ctx, admin, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	waitSlice(t, admin, func(s events.Slice) bool { return s.Generation == 1 })
+	reconcileOnce(t, js, admin)
 	if !lostInfo.Load() || !lostCreate.Load() {
 		t.Errorf("lost the bucket's info: %v, the lease create: %v; want both lost once", lostInfo.Load(), lostCreate.Load())
 	}
@@ -87,7 +68,19 @@ func TestLeaseCreateAnsweredNeverIsReclaimed(t *testing.T) {
 		}
 		return false
 	})
-	ctx, cancel := context.WithCancel(t.Context())
+	reconcileOnce(t, js, admin)
+	if !answerLost.Load() || createsAtUpdate.Load() != 2 {
+		t.Errorf("answer lost %v, %d creates before the first update; want the lost create and one more meeting it, then the reclaiming update",
+			answerLost.Load(), createsAtUpdate.Load())
+	}
+}
+
+// reconcileOnce runs placement's loop on js until the test ends, appends one VM through
+// admin and waits for the loop's slice of it. The loop's deadline is far beyond
+// waitSlice's: nats.go would wait it out for a lost request.
+func reconcileOnce(t *testing.T, js, admin jetstream.JetStream) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	done := make(chan error, 1)
 	go func() {
 		done <- reconcile.Run(ctx, js, reconcile.Config{Service: "placement", Plural: "virtualmachines"},
@@ -101,13 +94,8 @@ func TestLeaseCreateAnsweredNeverIsReclaimed(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	})
-
 	if _, err := events.AppendSpec(ctx, admin, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitSlice(t, admin, func(s events.Slice) bool { return s.Generation == 1 })
-	if !answerLost.Load() || createsAtUpdate.Load() != 2 {
-		t.Errorf("answer lost %v, %d creates before the first update; want the lost create and one more meeting it, then the reclaiming update",
-			answerLost.Load(), createsAtUpdate.Load())
-	}
 }
