@@ -75,18 +75,9 @@ func TestClonesVMImage(t *testing.T) {
 			}
 			h.append(v.ref, obj)
 			_, st := h.waitSlice(v.ref, "created", created)
-			vms := h.vmsOf(v.uid)
-			if len(vms) != 1 {
-				t.Fatalf("%d VMs carry uid %s, want 1", len(vms), v.uid)
-			}
-			vm := vms[0]
+			vm := h.onlyVMOf(v.uid)
 			cfg := vm.Config
-			var disks []int64
-			for _, d := range cfg.Hardware.Device {
-				if disk, ok := d.(*types.VirtualDisk); ok {
-					disks = append(disks, disk.CapacityInBytes>>30)
-				}
-			}
+			disks := diskGiB(cfg.Hardware.Device)
 			got := map[string]any{
 				"template": cfg.Template, "power": vm.Runtime.PowerState, "cpus": cfg.Hardware.NumCPU, "memoryMB": cfg.Hardware.MemoryMB,
 				"biosUUID": cfg.Uuid, "instanceUUID": cfg.InstanceUuid, "object": extraConfig(vm, vcenter.KeyObject),

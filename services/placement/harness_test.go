@@ -16,6 +16,7 @@ import (
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/view"
 	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -377,4 +378,25 @@ func seededPolicy(t *testing.T) storagePolicy {
 	}
 	t.Fatalf("no seeded StorageClass %s", testStorageClass)
 	return storagePolicy{}
+}
+
+// onlyVMOf is the one VM in vcsim carrying uid; the test fails unless there is exactly one.
+func (h *harness) onlyVMOf(uid string) mo.VirtualMachine {
+	h.t.Helper()
+	vms := h.vmsOf(uid)
+	if len(vms) != 1 {
+		h.t.Fatalf("%d VMs carry uid %s, want 1", len(vms), uid)
+	}
+	return vms[0]
+}
+
+// diskGiB is the capacity of each disk among devices, in GiB.
+func diskGiB(devices []types.BaseVirtualDevice) []int64 {
+	var disks []int64
+	for _, d := range devices {
+		if disk, ok := d.(*types.VirtualDisk); ok {
+			disks = append(disks, disk.CapacityInBytes>>30)
+		}
+	}
+	return disks
 }

@@ -101,18 +101,9 @@ func TestDeploysVMTemplateItem(t *testing.T) {
 			}
 			h.putVM(v, false)
 			_, st := h.waitSlice(v.ref, "created", created)
-			vms := h.vmsOf(v.uid)
-			if len(vms) != 1 {
-				t.Fatalf("%d VMs carry uid %s, want 1", len(vms), v.uid)
-			}
-			vm := vms[0]
+			vm := h.onlyVMOf(v.uid)
 			cfg := vm.Config
-			var disks []int64
-			for _, d := range cfg.Hardware.Device {
-				if disk, ok := d.(*types.VirtualDisk); ok {
-					disks = append(disks, disk.CapacityInBytes>>30)
-				}
-			}
+			disks := diskGiB(cfg.Hardware.Device)
 			got := map[string]any{
 				"template": cfg.Template, "power": vm.Runtime.PowerState, "cpus": cfg.Hardware.NumCPU, "memoryMB": cfg.Hardware.MemoryMB,
 				"cpuReservation": *cfg.CpuAllocation.Reservation, "memReservation": *cfg.MemoryAllocation.Reservation,
