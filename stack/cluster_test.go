@@ -309,9 +309,15 @@ func waitVM(t *testing.T, c *apiClient, name, what string, within time.Duration,
 	}
 }
 
+// listVMs lists the VMs through c; none while the gateway answers 504 (its read model
+// behind the streams for longer than a consistent read waits, as just after a NATS node
+// is lost), which the callers' polls ride out as a client retrying would.
 func listVMs(t *testing.T, c *apiClient) map[string]listedVM {
 	t.Helper()
 	code, body, err := c.do("GET", vmsPath, nil)
+	if err == nil && code == http.StatusGatewayTimeout {
+		return nil
+	}
 	if err != nil || code != http.StatusOK {
 		t.Fatalf("list VMs: %d %s %v", code, body, err)
 	}

@@ -53,7 +53,7 @@ func (s *Store) fold(ctx context.Context, js jetstream.JetStream) error {
 	if ci.NumPending == 0 { // nothing within Retention: the fold is current at the stream's end
 		s.start(info.State.LastSeq)
 	}
-	it, err := cons.Messages()
+	it, err := events.Follow(cons)
 	if err != nil {
 		return fmt.Errorf("consume stream %s: %w", events.StreamEvents, err)
 	}

@@ -100,7 +100,7 @@ func openFeed(ctx context.Context, js jetstream.JetStream, stream, filter string
 	if err != nil {
 		return nil, streamStart{}, fmt.Errorf("consume stream %s: %w", stream, err)
 	}
-	it, err := cons.Messages()
+	it, err := events.Follow(cons)
 	if err != nil {
 		return nil, streamStart{}, fmt.Errorf("consume stream %s: %w", stream, err)
 	}
