@@ -119,39 +119,13 @@ func TestRecordedCreateIsAwaited(t *testing.T) {
 		v := newTestVM("inflight-vm")
 		v.labels = map[string]any{model.LabelZone: "zone-a"}
 		h.putVM(v, false)
-		o := h.object(v.ref)
-
 		// The reconcile that "crashed": it recorded its create and issued it; vCenter is
 		// still running it when the restarted placement reconciles.
-		conds := newConditions(nil, 1, time.Now())
-		cls, err := r.resolveClass(h.ctx, testNamespace, v.className, conds)
-		if err != nil || cls == nil {
-			t.Fatalf("class: %v", err)
-		}
-		var vm model.VirtualMachine
-		if err := json.Unmarshal(o.Spec.Body, &vm); err != nil {
-			t.Fatal(err)
-		}
-		img, err := r.resolveImage(h.ctx, testNamespace, vm.Spec.Image, conds)
-		if err != nil || img == nil {
-			t.Fatalf("image: %v", err)
-		}
-		topo, err := r.topology(h.ctx, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ch, err := r.place(h.ctx, topo, []string{"zone-a"}, seededPolicy(t), instanceNeed{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		conds.restart(model.ConditionCreated, metav1.ConditionFalse, model.ReasonCreating, "creating")
-		if err := r.publish(h.ctx, o, &model.VirtualMachineStatus{}, conds); err != nil {
-			t.Fatal(err)
-		}
+		p := h.recordCreate(r, v)
 		var wg sync.WaitGroup
 		var deployErr error
 		wg.Go(func() {
-			_, deployErr = r.create(context.WithoutCancel(h.ctx), topo, vmIdentity{testNamespace, v.ref.Name, v.uid}, vm.Spec, cls, img, ch, cloneHow{})
+			_, deployErr = r.create(context.WithoutCancel(h.ctx), p.topo, vmIdentity{testNamespace, v.ref.Name, v.uid}, p.vm.Spec, p.cls, p.img, p.ch, cloneHow{})
 		})
 
 		waits := 0
@@ -183,12 +157,7 @@ func TestRecordedCreateIsAwaited(t *testing.T) {
 		v := newTestVM("lost-create-vm")
 		v.labels = map[string]any{model.LabelZone: "zone-a"}
 		h.putVM(v, false)
-		o := h.object(v.ref)
-		conds := newConditions(nil, 1, time.Now())
-		conds.restart(model.ConditionCreated, metav1.ConditionFalse, model.ReasonCreating, "creating")
-		if err := r.publish(h.ctx, o, &model.VirtualMachineStatus{}, conds); err != nil {
-			t.Fatal(err)
-		}
+		h.recordCreating(r, v)
 		if _, err := r.reconcile(h.ctx, h.object(v.ref)); err == nil || !strings.Contains(err.Error(), "has not appeared yet") {
 			t.Fatalf("reconcile within the grace: err = %v, want a wait", err)
 		}
@@ -305,4 +274,50 @@ func TestVMFoundByNameIsAdoptedOrRefused(t *testing.T) {
 			t.Errorf("%d VMs with the uid, want 0 (the name is taken)", n)
 		}
 	})
+}
+
+// recordCreating publishes v's slice with Created False Creating, as a reconcile does
+// before it issues the create: what a crash right after leaves behind.
+func (h *harness) recordCreating(r *reconciler, v testVM) *conditions {
+	h.t.Helper()
+	conds := newConditions(nil, 1, time.Now())
+	conds.restart(model.ConditionCreated, metav1.ConditionFalse, model.ReasonCreating, "creating")
+	if err := r.publish(h.ctx, h.object(v.ref), &model.VirtualMachineStatus{}, conds); err != nil {
+		h.t.Fatal(err)
+	}
+	return conds
+}
+
+// plannedCreate is what a reconcile resolved and chose for a VM's create.
+type plannedCreate struct {
+	vm   model.VirtualMachine
+	cls  *class
+	img  *image
+	topo *topology
+	ch   choice
+}
+
+// recordCreate resolves v's class and image, places it in zone-a and records its create
+// (recordCreating): the state of a reconcile that crashed while creating v.
+func (h *harness) recordCreate(r *reconciler, v testVM) plannedCreate {
+	h.t.Helper()
+	conds := h.recordCreating(r, v)
+	var p plannedCreate
+	if err := json.Unmarshal(h.object(v.ref).Spec.Body, &p.vm); err != nil {
+		h.t.Fatal(err)
+	}
+	var err error
+	if p.cls, err = r.resolveClass(h.ctx, testNamespace, v.className, conds); err != nil || p.cls == nil {
+		h.t.Fatalf("class: %v", err)
+	}
+	if p.img, err = r.resolveImage(h.ctx, testNamespace, p.vm.Spec.Image, conds); err != nil || p.img == nil {
+		h.t.Fatalf("image: %v", err)
+	}
+	if p.topo, err = r.topology(h.ctx, false); err != nil {
+		h.t.Fatal(err)
+	}
+	if p.ch, err = r.place(h.ctx, p.topo, []string{"zone-a"}, seededPolicy(h.t), instanceNeed{}); err != nil {
+		h.t.Fatal(err)
+	}
+	return p
 }

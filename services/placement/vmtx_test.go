@@ -171,37 +171,15 @@ func TestTemplateItemDeployCutShortIsMended(t *testing.T) {
 	v.labels = map[string]any{model.LabelZone: "zone-a"}
 	v.spec = map[string]any{"minHardwareVersion": int32(20)}
 	h.putVM(v, false)
-	o := h.object(v.ref)
 
 	// The reconcile that "crashed": it recorded its create, deployed, and died before the
 	// reconfigure (which vcsim fails here, so that nothing more happens).
-	conds := newConditions(nil, 1, time.Now())
-	conds.restart(model.ConditionCreated, metav1.ConditionFalse, model.ReasonCreating, "creating")
-	if err := r.publish(h.ctx, o, &model.VirtualMachineStatus{}, conds); err != nil {
-		t.Fatal(err)
-	}
-	var vm model.VirtualMachine
-	if err := json.Unmarshal(o.Spec.Body, &vm); err != nil {
-		t.Fatal(err)
-	}
-	cls, err := r.resolveClass(h.ctx, testNamespace, v.className, conds)
-	if err != nil || cls == nil {
-		t.Fatalf("class: %v", err)
-	}
-	img, err := r.resolveImage(h.ctx, testNamespace, vm.Spec.Image, conds)
-	if err != nil || img == nil || !img.fromTemplateItem() {
-		t.Fatalf("image: %+v, %v; want a VM template item", img, err)
-	}
-	topo, err := r.topology(h.ctx, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := r.place(h.ctx, topo, []string{"zone-a"}, seededPolicy(t), instanceNeed{})
-	if err != nil {
-		t.Fatal(err)
+	p := h.recordCreate(r, v)
+	if !p.img.fromTemplateItem() {
+		t.Fatalf("image: %+v; want a VM template item", p.img)
 	}
 	calls.setFailReconfigure(true)
-	deployed, err := r.create(h.ctx, topo, vmIdentity{testNamespace, v.ref.Name, v.uid}, vm.Spec, cls, img, ch, cloneHowOf(&vm))
+	deployed, err := r.create(h.ctx, p.topo, vmIdentity{testNamespace, v.ref.Name, v.uid}, p.vm.Spec, p.cls, p.img, p.ch, cloneHowOf(&p.vm))
 	calls.setFailReconfigure(false)
 	if err == nil || deployed.Value == "" {
 		t.Fatalf("create with its reconfigure failed: VM %q, err %v; want the VM deployed and an error", deployed.Value, err)
