@@ -10,6 +10,7 @@ import (
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vapi/library"
+	"github.com/vmware/govmomi/vapi/rest"
 	"github.com/vmware/govmomi/vapi/vcenter"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
@@ -20,21 +21,7 @@ import (
 func TestDeployLibraryOVF(t *testing.T) {
 	ctx := testContext(t)
 	c := seeded.client
-	rc, err := vapiSession(ctx, c, seeded.sim.URL.User)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeVAPISession(rc)
-
-	libs := library.NewManager(rc)
-	libIDs, err := libs.FindLibrary(ctx, library.Find{Name: Library.Name})
-	if err != nil || len(libIDs) != 1 {
-		t.Fatalf("library %s: %v %v", Library.Name, libIDs, err)
-	}
-	itemIDs, err := libs.FindLibraryItems(ctx, library.FindItem{LibraryID: libIDs[0], Name: MultiDiskImage})
-	if err != nil || len(itemIDs) != 1 {
-		t.Fatalf("item %s: %v %v", MultiDiskImage, itemIDs, err)
-	}
+	rc, itemID := seededLibraryItem(t, MultiDiskImage)
 
 	finder := find.NewFinder(c.Client)
 	dc, err := finder.Datacenter(ctx, Datacenter)
@@ -56,7 +43,7 @@ func TestDeployLibraryOVF(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ref, err := vcenter.NewManager(rc).DeployLibraryItem(ctx, itemIDs[0], vcenter.Deploy{
+	ref, err := vcenter.NewManager(rc).DeployLibraryItem(ctx, itemID, vcenter.Deploy{
 		DeploymentSpec: vcenter.DeploymentSpec{Name: "deploy-test", DefaultDatastoreID: ds.Reference().Value, AcceptAllEULA: true},
 		Target:         vcenter.Target{ResourcePoolID: pool.Reference().Value, FolderID: folders.VmFolder.Reference().Value},
 	})
@@ -126,20 +113,7 @@ func TestDeployLibraryOVF(t *testing.T) {
 func TestDeployVMTemplateItem(t *testing.T) {
 	ctx := testContext(t)
 	c := seeded.client
-	rc, err := vapiSession(ctx, c, seeded.sim.URL.User)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeVAPISession(rc)
-	libs := library.NewManager(rc)
-	libIDs, err := libs.FindLibrary(ctx, library.Find{Name: Library.Name})
-	if err != nil || len(libIDs) != 1 {
-		t.Fatalf("library %s: %v %v", Library.Name, libIDs, err)
-	}
-	items, err := libs.FindLibraryItems(ctx, library.FindItem{LibraryID: libIDs[0], Name: PhotonVMTX})
-	if err != nil || len(items) != 1 {
-		t.Fatalf("item %s: %v %v", PhotonVMTX, items, err)
-	}
+	rc, itemID := seededLibraryItem(t, PhotonVMTX)
 
 	finder := find.NewFinder(c.Client)
 	zone := Zones[1]
@@ -159,7 +133,7 @@ func TestDeployVMTemplateItem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := vcenter.NewManager(rc).DeployTemplateLibraryItem(ctx, items[0], vcenter.DeployTemplate{
+	ref, err := vcenter.NewManager(rc).DeployTemplateLibraryItem(ctx, itemID, vcenter.DeployTemplate{
 		Name:        "vmtx-deploy-test",
 		DiskStorage: &vcenter.DiskStorage{Datastore: ds.Reference().Value},
 		Placement:   &vcenter.Placement{Folder: folder.Reference().Value, ResourcePool: pool.Reference().Value, Host: host.Reference().Value},
@@ -201,4 +175,26 @@ func TestDeployVMTemplateItem(t *testing.T) {
 	if err := itemVM.Properties(ctx, itemVM.Reference(), []string{"config.template"}, &item); err != nil || !item.Config.Template {
 		t.Errorf("the item's VM: template %v, %v; want a template", item.Config != nil && item.Config.Template, err)
 	}
+}
+
+// seededLibraryItem opens a vAPI session to the seeded vcsim, closed when the test ends,
+// and finds the item named name in the namespaces' library.
+func seededLibraryItem(t *testing.T, name string) (*rest.Client, string) {
+	t.Helper()
+	ctx := testContext(t)
+	rc, err := vapiSession(ctx, seeded.client, seeded.sim.URL.User)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeVAPISession(rc) })
+	libs := library.NewManager(rc)
+	libIDs, err := libs.FindLibrary(ctx, library.Find{Name: Library.Name})
+	if err != nil || len(libIDs) != 1 {
+		t.Fatalf("library %s: %v %v", Library.Name, libIDs, err)
+	}
+	items, err := libs.FindLibraryItems(ctx, library.FindItem{LibraryID: libIDs[0], Name: name})
+	if err != nil || len(items) != 1 {
+		t.Fatalf("item %s: %v %v", name, items, err)
+	}
+	return rc, items[0]
 }
