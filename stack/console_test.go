@@ -109,12 +109,19 @@ func TestConsoleInBrowser(t *testing.T) {
 	until := func(expr string) chromedp.Action[chromedp.Void] {
 		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
 	}
+	// click finds and clicks an element in one turn of the page: the console re-renders as its
+	// watches deliver, so a node found first and clicked later may be gone by then.
+	click := func(selector string) chromedp.Action[chromedp.Void] {
+		return until(fmt.Sprintf(`(() => { const e = document.querySelector(%q);
+			if (!e || e.disabled || e.getClientRects().length === 0) return false;
+			e.click(); return true; })()`, selector))
+	}
 	signIn := func(tab context.Context, token string) {
 		run(tab, "sign in with a token",
 			chromedp.Navigate(base+"/"),
 			chromedp.WaitVisible(chromedp.CSS("#token")),
 			chromedp.SendKeys(chromedp.CSS("#token"), token),
-			chromedp.Click(chromedp.CSS(`.signin button[type="submit"]`)),
+			click(`.signin button[type="submit"]`),
 			chromedp.WaitVisible(chromedp.CSS(`#nav a[href="#/vms"]`)),
 			chromedp.WaitVisible(chromedp.CSS("#vm-list")))
 	}
@@ -129,7 +136,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#nav a[href="#/create"]`)))
 	image := "VirtualMachineImage/vmi-0a0044d7c690bcbea"
 	run(form, "create vm-example from the form",
-		chromedp.Click(chromedp.CSS(`#nav a[href="#/create"]`)),
+		click(`#nav a[href="#/create"]`),
 		chromedp.SetValue(chromedp.CSS("#c-namespace"), "my-namespace"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector("#c-namespace").dispatchEvent(new Event("change"))`),
 		chromedp.WaitReady(chromedp.CSS(fmt.Sprintf(`#c-image option[value=%q]`, image))),
@@ -141,7 +148,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#c-storage"), "my-storage-class"))
 	screenshot(t, form, filepath.Join(shots, "create.png"))
 	run(form, "send the form",
-		chromedp.Click(chromedp.CSS("#create-submit")),
+		click("#create-submit"),
 		until(`location.hash === "#/vm/my-namespace/my-vm" && document.querySelector("#vm-status") !== null`))
 	if got := s.kubectl("get", "vm", "my-vm", "-n", "my-namespace", "-o", "jsonpath={.metadata.managedFields[0].manager}"); got != "vmop-console" {
 		t.Errorf("the form's create is recorded under field manager %q, want vmop-console", got)
@@ -170,7 +177,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	cancelUser()
 
 	run(list, "open the VM: its conditions and Events",
-		chromedp.Click(chromedp.CSS(`#vm-list a[href="#/vm/my-namespace/my-vm"]`)),
+		click(`#vm-list a[href="#/vm/my-namespace/my-vm"]`),
 		until(`document.querySelector("#vm-status")?.textContent === "Running"`),
 		until(`document.querySelector("#conditions")?.textContent.includes("VirtualMachineCreated")`),
 		until(`document.querySelectorAll("#event-list li.event").length > 0`))
@@ -184,7 +191,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(list, "stop it", chromedp.Click(chromedp.CSS(`button[data-action="stop"]`)),
+	run(list, "stop it", click(`button[data-action="stop"]`),
 		until(`document.querySelector("#action-result")?.textContent.includes("Stop: accepted")`))
 	s.eventually("vcsim's VM off", func() bool {
 		state, err := vm.PowerState(ctx)
@@ -197,7 +204,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	s.kubectl("annotate", "vm", "my-vm", "-n", "my-namespace", "poweron.check.vmoperator.vmware.com/ad=joining the domain")
 	run(list, "an administrator removes a pending power-on check",
 		until(`document.querySelector(".checks")?.textContent.includes("joining the domain")`),
-		chromedp.Click(chromedp.CSS(".checks button")),
+		click(".checks button"),
 		until(`document.querySelector(".checks") === null`))
 	if got := s.kubectl("get", "vm", "my-vm", "-n", "my-namespace", "-o", "jsonpath={.metadata.annotations}"); strings.Contains(got, "poweron.check") {
 		t.Errorf("the check is still there: %s", got)
@@ -208,7 +215,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](`(() => { const y = document.querySelector("#yaml");
 			y.value = y.value.replace("powerState: PoweredOff", "powerState: Sideways");
 			y.dispatchEvent(new Event("input")); return true; })()`),
-		chromedp.Click(chromedp.CSS("#yaml-save")),
+		click("#yaml-save"),
 		until(`document.querySelector("#yaml-errors .field-errors") !== null`))
 	errorsText := evaluate[string](t, list, `document.querySelector("#yaml-errors").textContent`)
 	marked := evaluate[string](t, list, `(() => { const i = [...document.querySelectorAll(".gutter span")].findIndex(s => s.classList.contains("bad"));
@@ -222,31 +229,31 @@ func TestConsoleInBrowser(t *testing.T) {
 	screenshot(t, list, filepath.Join(shots, "vm-field-error.png"))
 
 	run(list, "delete it",
-		chromedp.Click(chromedp.CSS(`button[data-action="delete"]`)),
-		chromedp.Click(chromedp.CSS(`button[data-action="confirm delete"]`)),
+		click(`button[data-action="delete"]`),
+		click(`button[data-action="confirm delete"]`),
 		until(`document.querySelector("main")?.textContent.includes("my-vm is deleted.")`))
 	if out, err := s.kubectlErr("get", "vm", "my-vm", "-n", "my-namespace"); err == nil || !strings.Contains(out, "NotFound") {
 		t.Errorf("after the console's delete: %v %s", err, out)
 	}
 
 	run(list, "pasted YAML (VM Operator's vm-example, v1alpha4) passes the server's dry run",
-		chromedp.Click(chromedp.CSS(`#nav a[href="#/create"]`)),
+		click(`#nav a[href="#/create"]`),
 		chromedp.SetValue(chromedp.CSS("#c-namespace"), "my-namespace"),
-		chromedp.Click(chromedp.CSS(`button[data-tab="yaml"]`)),
+		click(`button[data-tab="yaml"]`),
 		chromedp.SetValue(chromedp.CSS("#c-yaml"), vmExample),
-		chromedp.Click(chromedp.CSS(`#create-yaml button[type="button"]`)),
+		click(`#create-yaml button[type="button"]`),
 		until(`document.querySelector("#create-result")?.textContent.includes("The server accepts it")`))
 	if out, err := s.kubectlErr("get", "vm", "my-vm", "-n", "my-namespace"); err == nil || !strings.Contains(out, "NotFound") {
 		t.Errorf("the dry run created the VM: %v %s", err, out)
 	}
 	run(list, "the inventory lists the images, OVF and ISO",
-		chromedp.Click(chromedp.CSS(`#nav a[href="#/inventory"]`)),
-		chromedp.Click(chromedp.CSS(`a[href="#/inventory/images"]`)),
+		click(`#nav a[href="#/inventory"]`),
+		click(`a[href="#/inventory/images"]`),
 		until(`document.querySelector('table[data-kind="virtualmachineimages"]')?.textContent.includes("vmi-0a0044d7c690bcbea")`),
 		until(`[...document.querySelectorAll("main table td")].some(td => td.textContent === "ISO")`))
 	screenshot(t, list, filepath.Join(shots, "inventory.png"))
 	run(list, "the live feed of Events, filtered",
-		chromedp.Click(chromedp.CSS(`#nav a[href="#/events"]`)),
+		click(`#nav a[href="#/events"]`),
 		until(`document.querySelector('#feed li[data-reason="PoweredOff"]') !== null`),
 		chromedp.SendKeys(chromedp.CSS("#feed-text"), "PoweredOff"),
 		until(`[...document.querySelectorAll("#feed li.event")].every(li => li.textContent.includes("PoweredOff"))`))
