@@ -52,16 +52,8 @@ func countingFunc(calls *atomic.Int32) reconcile.Func {
 
 // runConcerned runs the loop with a Trigger, as the services do, until the test ends.
 func runConcerned(t *testing.T, js jetstream.JetStream, f reconcile.Func) *reconcile.Trigger {
-	ctx, cancel := context.WithCancel(t.Context())
 	tr := reconcile.NewTrigger(js, concernCfg, reconcile.OnlyConcerned(concernCfg.Service, ignoreVolumes, f))
-	done := make(chan error, 1)
-	go func() { done <- reconcile.Run(ctx, js, concernCfg, tr.Func()) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	runLoop(t, t.Context(), js, concernCfg, tr.Func())
 	return tr
 }
 
@@ -188,23 +180,14 @@ func TestOnlyConcernedSurvivesARestart(t *testing.T) {
 // new generation, even one changing only what it ignores.
 func TestOnlyConcernedRetriesWhenUnsettled(t *testing.T) {
 	js, _ := eventstest.JetStream(t)
-	ctx, cancel := context.WithCancel(t.Context())
+	ctx := t.Context()
 	var calls atomic.Int32
 	unsettled := func(o reconcile.Object) reconcile.Ignored {
 		ign := ignoreVolumes(o)
 		ign.Unsettled = true
 		return ign
 	}
-	done := make(chan error, 1)
-	go func() {
-		done <- reconcile.Run(ctx, js, concernCfg, reconcile.OnlyConcerned(concernCfg.Service, unsettled, countingFunc(&calls)))
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	runLoop(t, ctx, js, concernCfg, reconcile.OnlyConcerned(concernCfg.Service, unsettled, countingFunc(&calls)))
 	seq, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil)
 	if err != nil {
 		t.Fatal(err)

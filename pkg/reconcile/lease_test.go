@@ -81,19 +81,11 @@ func TestLeaseCreateAnsweredNeverIsReclaimed(t *testing.T) {
 func reconcileOnce(t *testing.T, js, admin jetstream.JetStream) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	done := make(chan error, 1)
-	go func() {
-		done <- reconcile.Run(ctx, js, reconcile.Config{Service: "placement", Plural: "virtualmachines"},
-			func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
-				return reconcile.Result{Status: map[string]any{"seen": o.Meta.Generation}}, nil
-			})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	t.Cleanup(cancel)
+	runLoop(t, ctx, js, reconcile.Config{Service: "placement", Plural: "virtualmachines"},
+		func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
+			return reconcile.Result{Status: map[string]any{"seen": o.Meta.Generation}}, nil
+		})
 	if _, err := events.AppendSpec(ctx, admin, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -21,24 +21,15 @@ func TestMetricsCountReconciles(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(reconcile.Collectors()...)
 	js, _ := eventstest.JetStream(t)
-	ctx, cancel := context.WithCancel(t.Context())
+	ctx := t.Context()
 	var calls atomic.Int32
-	done := make(chan error, 1)
-	go func() {
-		done <- reconcile.Run(ctx, js, reconcile.Config{Service: "placement", Plural: "virtualmachines"},
-			func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
-				if calls.Add(1) == 1 {
-					return reconcile.Result{}, errors.New("vCenter said no")
-				}
-				return reconcile.Result{Status: map[string]any{"seen": o.Meta.Generation}}, nil
-			})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	runLoop(t, ctx, js, reconcile.Config{Service: "placement", Plural: "virtualmachines"},
+		func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
+			if calls.Add(1) == 1 {
+				return reconcile.Result{}, errors.New("vCenter said no")
+			}
+			return reconcile.Result{Status: map[string]any{"seen": o.Meta.Generation}}, nil
+		})
 	before := reconciled(t, reg) // the package's counters also hold other tests' reconciles
 	if _, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil); err != nil {
 		t.Fatal(err)

@@ -19,22 +19,13 @@ var vmRef = events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: "vm.one
 // generation it saw; an object marked for deletion is released.
 func TestRunPublishesSliceAndReleases(t *testing.T) {
 	js, _ := eventstest.JetStream(t)
-	ctx, cancel := context.WithCancel(t.Context())
+	ctx := t.Context()
 	var calls atomic.Int32
-	done := make(chan error, 1)
-	go func() {
-		done <- reconcile.Run(ctx, js, reconcile.Config{Service: "placement", Plural: "virtualmachines"},
-			func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
-				calls.Add(1)
-				return reconcile.Result{Status: map[string]any{"seen": o.Meta.Generation}, Released: o.Deleting()}, nil
-			})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	runLoop(t, ctx, js, reconcile.Config{Service: "placement", Plural: "virtualmachines"},
+		func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
+			calls.Add(1)
+			return reconcile.Result{Status: map[string]any{"seen": o.Meta.Generation}, Released: o.Deleting()}, nil
+		})
 
 	seq, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":2}}`), 0, nil)
 	if err != nil {
@@ -53,6 +44,20 @@ func TestRunPublishesSliceAndReleases(t *testing.T) {
 	if calls.Load() < 2 {
 		t.Errorf("reconciled %d times, want at least 2", calls.Load())
 	}
+}
+
+// runLoop runs the loop on js until the test ends (or ctx does), and fails the test if it
+// returns an error.
+func runLoop(t *testing.T, ctx context.Context, js jetstream.JetStream, cfg reconcile.Config, f reconcile.Func) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- reconcile.Run(ctx, js, cfg, f) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
 }
 
 // waitSlice waits, with a deadline, until placement's newest slice satisfies ok.

@@ -14,23 +14,14 @@ import (
 // object of the same namespace changes, and it sees the input's slice.
 func TestInputsAndRelatedTriggerReconcile(t *testing.T) {
 	js, _ := eventstest.JetStream(t)
-	ctx, cancel := context.WithCancel(t.Context())
+	ctx := t.Context()
 	seen := make(chan reconcile.Object, 100)
-	done := make(chan error, 1)
-	go func() {
-		done <- reconcile.Run(ctx, js, reconcile.Config{
-			Service: "power", Plural: "virtualmachines",
-			Inputs: []string{"placement"}, Related: []string{"virtualmachineclasses"},
-		}, func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
-			seen <- o
-			return reconcile.Result{}, nil
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
+	runLoop(t, ctx, js, reconcile.Config{
+		Service: "power", Plural: "virtualmachines",
+		Inputs: []string{"placement"}, Related: []string{"virtualmachineclasses"},
+	}, func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
+		seen <- o
+		return reconcile.Result{}, nil
 	})
 	if _, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil); err != nil {
 		t.Fatal(err)
@@ -82,27 +73,18 @@ func drain(seen <-chan reconcile.Object) {
 // Relate says so.
 func TestRelateNarrowsRelatedChanges(t *testing.T) {
 	js, _ := eventstest.JetStream(t)
-	ctx, cancel := context.WithCancel(t.Context())
+	ctx := t.Context()
 	seen := make(chan reconcile.Object, 100)
-	done := make(chan error, 1)
 	claimA := events.Ref{Plural: "persistentvolumeclaims", Namespace: "ns", Name: "a"}
 	claimB := events.Ref{Plural: "persistentvolumeclaims", Namespace: "ns", Name: "b"}
-	go func() {
-		done <- reconcile.Run(ctx, js, reconcile.Config{
-			Service: "storage", Plural: "persistentvolumeclaims", Related: []string{"virtualmachines"},
-			Relate: func(_ context.Context, rec events.SpecRecord) ([]string, bool, error) {
-				return []string{"a"}, rec.Op == events.OpDelete, nil
-			},
-		}, func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
-			seen <- o
-			return reconcile.Result{}, nil
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
+	runLoop(t, ctx, js, reconcile.Config{
+		Service: "storage", Plural: "persistentvolumeclaims", Related: []string{"virtualmachines"},
+		Relate: func(_ context.Context, rec events.SpecRecord) ([]string, bool, error) {
+			return []string{"a"}, rec.Op == events.OpDelete, nil
+		},
+	}, func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
+		seen <- o
+		return reconcile.Result{}, nil
 	})
 	for _, ref := range []events.Ref{claimA, claimB} {
 		if _, err := events.AppendSpec(ctx, js, ref, events.OpPut, []byte(`{"metadata":{"uid":"`+ref.Name+`","generation":1}}`), 0, nil); err != nil {
