@@ -52,3 +52,20 @@ func TestCountSpecChange(t *testing.T) {
 		t.Errorf("generation %v after the first change, want 1", meta["generation"])
 	}
 }
+
+// An edited object keeps its numbers as stored: 2^53+1 survives the round trip, which a
+// float64 rounds to 2^53.
+func TestDecodeObjectKeepsNumbers(t *testing.T) {
+	obj, err := model.DecodeObject([]byte(`{"metadata":{"generation":3},"spec":{"big":9007199254740993}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model.CountSpecChange(model.Child(obj, "metadata"))
+	out, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"metadata":{"generation":4},"spec":{"big":9007199254740993}}`; string(out) != want {
+		t.Errorf("edited object %s, want %s", out, want)
+	}
+}

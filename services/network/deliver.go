@@ -175,8 +175,8 @@ func extraConfigOf(mvm mo.VirtualMachine) map[string]string {
 // compare-and-swap on that record; a concurrent change fails the reconcile, whose retry
 // sees the newer record.
 func (h *handler) clearCustomizeAtNextPowerOn(ctx context.Context, o reconcile.Object) error {
-	var obj map[string]any
-	if err := json.Unmarshal(o.Spec.Body, &obj); err != nil {
+	obj, err := model.DecodeObject(o.Spec.Body)
+	if err != nil {
 		return fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, o.Ref, err)
 	}
 	spec, _ := obj["spec"].(map[string]any)

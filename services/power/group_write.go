@@ -1,7 +1,6 @@
 package power
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,10 +91,8 @@ func (m member) write(ctx context.Context, js jetstream.JetStream, group string,
 // that makes it apply them), generation counting the spec change as the gateway does.
 // Everything else is kept as stored.
 func withPowerChange(body []byte, kind string, owner metav1.OwnerReference, c *powerChange, now time.Time) ([]byte, error) {
-	var obj map[string]any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber() // numbers elsewhere in the object stay as written
-	if err := dec.Decode(&obj); err != nil {
+	obj, err := model.DecodeObject(body)
+	if err != nil {
 		return nil, err
 	}
 	meta := model.Child(obj, "metadata")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -72,10 +71,8 @@ func editSpec(ctx context.Context, js jetstream.JetStream, o reconcile.Object, w
 // compare-and-swap on seq: a concurrent change fails with a conflict and the retried
 // reconcile starts from the newer record. Numbers elsewhere in the object stay as written.
 func editRecord(ctx context.Context, js jetstream.JetStream, ref events.Ref, body []byte, seq uint64, what string, edit func(obj map[string]any) error) error {
-	var obj map[string]any
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.UseNumber()
-	if err := dec.Decode(&obj); err != nil {
+	obj, err := model.DecodeObject(body)
+	if err != nil {
 		return fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, ref, err)
 	}
 	if _, ok := obj["metadata"].(map[string]any); !ok {
