@@ -17,12 +17,16 @@ import (
 
 // Any number of replicas of a service may run. While one reconciles an object it holds
 // the object's lease, a key in the service's lease bucket (events.LeaseBucket) naming
-// the replica: created only when absent, renewed every LeaseTTL/3 with a
-// compare-and-swap on its revision, deleted when the reconcile ends, expiring LeaseTTL
-// after a dead holder's last renewal. So at most one replica acts on an object at a
-// time. A holder that cannot renew in time takes its lease as lost and publishes
-// nothing more; the status fence (events.FenceStatus) refuses a slice it published
-// meanwhile once another replica's is there.
+// the replica: taken by a compare-and-swap only when absent or free, renewed every
+// LeaseTTL/3 with a compare-and-swap on its revision, set free (an empty value) when the
+// reconcile ends, expiring LeaseTTL after a dead holder's last renewal. So at most one
+// replica acts on an object at a time. A holder that cannot renew in time takes its
+// lease as lost and publishes nothing more; the status fence (events.FenceStatus)
+// refuses a slice it published meanwhile once another replica's is there.
+//
+// A replica remembers the revision of each lease it freed: its next reconcile of the
+// object takes the lease back with one update at that revision (nobody wrote the key
+// since), so a reconcile costs two requests, the take and the release.
 
 // errLeaseLost fails a reconcile whose lease could not be renewed in time.
 var errLeaseLost = errors.New("the object's lease was lost")
@@ -46,7 +50,21 @@ type leaseSet struct {
 
 	mu   sync.Mutex
 	held map[string]*lease
+	// freed are the revisions of the free values this process wrote, by key: the
+	// expected revision of its next take. Entries older than LeaseTTL are dropped, since
+	// the key expired by then, when freed grows past freedPruneAt.
+	freed        map[string]freed
+	freedPruneAt int
 }
+
+// freed is a free value this process wrote and when.
+type freed struct {
+	rev uint64
+	at  time.Time
+}
+
+// freedPrune is the size of leaseSet.freed below which it is never pruned.
+const freedPrune = 1024
 
 type lease struct {
 	users int
@@ -72,7 +90,7 @@ func leasesOf(js jetstream.JetStream, service string) *leaseSet {
 	if s, ok := leaseSets.Load(k); ok {
 		return s.(*leaseSet)
 	}
-	s, _ := leaseSets.LoadOrStore(k, &leaseSet{js: js, service: service, holder: replicaID(), held: map[string]*lease{}})
+	s, _ := leaseSets.LoadOrStore(k, &leaseSet{js: js, service: service, holder: replicaID(), held: map[string]*lease{}, freed: map[string]freed{}})
 	return s.(*leaseSet)
 }
 
@@ -168,14 +186,23 @@ func (s *leaseSet) acquire(ctx context.Context, key string) (*lease, error) {
 	return l, nil
 }
 
-// take creates key, waiting while another replica holds it; it returns when the
-// successful create was sent, which the entry's age on the server counts from. An
-// unanswered create is tried again: if it landed, the key holds this replica's name,
-// and the entry is reclaimed at its revision instead of waited out.
+// take sets key to this replica's name, waiting while another replica holds it; it
+// returns when the successful write was sent, which the entry's age on the server counts
+// from. The key is taken at the revision of the free value this process wrote last, when
+// it knows one, else by a create (absent key) or an update at the revision of a free
+// value read. An unanswered create is tried again: if it landed, the key holds this
+// replica's name, and the entry is reclaimed at its revision instead of waited out.
 func (s *leaseSet) take(ctx context.Context, key string) (uint64, time.Time, error) {
 	kv, err := s.bucket(ctx)
 	if err != nil {
 		return 0, time.Time{}, err
+	}
+	if rev, ok := s.lastFreed(key); ok {
+		sent := time.Now()
+		if rev, err := kv.Update(ctx, key, []byte(s.holder), rev); err == nil {
+			return rev, sent, nil
+		}
+		// Written since (another replica, an expiry) or unanswered: the general way reads it.
 	}
 	poll := leaseFirstPoll
 	for {
@@ -201,13 +228,40 @@ func (s *leaseSet) take(ctx context.Context, key string) (uint64, time.Time, err
 	}
 }
 
-// reclaim takes key over when its entry names this replica: no lease of this process
-// holds it (s.held admits one taker a key), so the entry is a create that landed
-// unanswered, or a release that did not. The update at the entry's revision fails if
-// another replica took the key meanwhile; any failure leaves take to wait as before.
+// lastFreed is the revision of the free value this process wrote last to key, if it is
+// recent enough to be there still.
+func (s *leaseSet) lastFreed(key string) (uint64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.freed[key]
+	delete(s.freed, key) // whatever take finds, the value is not free afterwards
+	return f.rev, ok && time.Since(f.at) < events.LeaseTTL
+}
+
+// rememberFreed records the revision of a free value written to key.
+func (s *leaseSet) rememberFreed(key string, rev uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	s.freed[key] = freed{rev: rev, at: now}
+	if len(s.freed) < max(s.freedPruneAt, freedPrune) {
+		return
+	}
+	for k, f := range s.freed {
+		if now.Sub(f.at) >= events.LeaseTTL {
+			delete(s.freed, k)
+		}
+	}
+	s.freedPruneAt = 2 * len(s.freed) // many recent ones: not scanned again at every release
+}
+
+// reclaim takes key over when its entry is free, or names this replica: no lease of
+// this process holds it (s.held admits one taker a key), so the entry is a create that
+// landed unanswered, or a release that did not. The update at the entry's revision fails
+// if another replica took the key meanwhile; any failure leaves take to wait as before.
 func (s *leaseSet) reclaim(ctx context.Context, kv jetstream.KeyValue, key string) (uint64, time.Time, bool) {
 	e, err := kv.Get(ctx, key)
-	if err != nil || string(e.Value()) != s.holder {
+	if err != nil || len(e.Value()) != 0 && string(e.Value()) != s.holder {
 		return 0, time.Time{}, false
 	}
 	sent := time.Now()
@@ -257,7 +311,8 @@ func (s *leaseSet) renew(ctx context.Context, key string, l *lease, renewed time
 	}
 }
 
-// release gives the lease back once its last user in the process is done.
+// release gives the lease back once its last user in the process is done: it writes the
+// key free at the lease's revision (a lost lease is not this replica's to free).
 func (s *leaseSet) release(key string, l *lease) {
 	if !s.drop(key, l) {
 		return
@@ -269,8 +324,10 @@ func (s *leaseSet) release(key string, l *lease) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), events.LeaseTTL)
 	defer cancel()
-	// A failed delete only leaves the entry to expire.
-	_ = s.kv.Delete(ctx, key, jetstream.LastRevision(l.rev))
+	// A failed write only leaves the entry to expire.
+	if rev, err := s.kv.Update(ctx, key, nil, l.rev); err == nil {
+		s.rememberFreed(key, rev)
+	}
 }
 
 // drop counts a user of l out and reports whether it was the last.

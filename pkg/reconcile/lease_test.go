@@ -91,3 +91,59 @@ func reconcileOnce(t *testing.T, js, admin jetstream.JetStream) {
 	}
 	waitSlice(t, admin, func(s events.Slice) bool { return s.Generation == 1 })
 }
+
+// A reconcile of an object whose lease this replica freed last takes it back at the free
+// value's revision: two requests to the lease bucket a reconcile, the take and the
+// release, and the key is left free (empty), not deleted.
+func TestLeaseTakenBackAtItsFreeRevision(t *testing.T) {
+	s := eventstest.Server(t)
+	admin, _ := eventstest.Connect(t, s)
+	if err := events.Setup(t.Context(), admin); err != nil {
+		t.Fatal(err)
+	}
+	bucket := events.LeaseBucket("placement")
+	var requests atomic.Int32
+	js := eventstest.Lossy(t, s, 5*time.Second, func(subject string, _ *nats.Msg, _ *string) bool {
+		if strings.HasPrefix(subject, "$KV."+bucket+".") || strings.HasSuffix(subject, ".KV_"+bucket) ||
+			strings.Contains(subject, ".KV_"+bucket+".") {
+			requests.Add(1)
+		}
+		return false
+	})
+	reconcileOnce(t, js, admin)
+	kv, err := events.Leases(t.Context(), admin, "placement")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := events.LeaseKey(vmRef)
+	waitFree := func() uint64 {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			e, err := kv.Get(t.Context(), key)
+			if err == nil && len(e.Value()) == 0 {
+				return e.Revision()
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("lease of %s not freed: %v, %v", vmRef, e, err)
+			}
+			time.Sleep(5 * time.Millisecond) // poll interval of a deadline-bounded wait
+		}
+	}
+	first := waitFree()
+	before := requests.Load()
+	rec, err := events.LastSpec(t.Context(), admin, vmRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := events.AppendSpec(t.Context(), admin, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":2}}`), rec.Seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, admin, func(s events.Slice) bool { return s.Generation == 2 })
+	if again := waitFree(); again <= first {
+		t.Fatalf("lease revision %d after the second reconcile, want past %d", again, first)
+	}
+	if n := requests.Load() - before; n != 2 {
+		t.Errorf("%d requests to the lease bucket for the second reconcile, want 2 (take, release)", n)
+	}
+}
