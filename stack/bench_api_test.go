@@ -112,7 +112,7 @@ func (st *benchStack) apiRound(b *testing.B, prefix string, n int) round {
 	for i := range names {
 		names[i] = fmt.Sprintf("%s-%04d", prefix, i)
 	}
-	cpu, reconciles := processCPU(), reconcilesSoFar(b)
+	cpu, reconciles, work := processCPU(), reconcilesSoFar(b), countsSoFar(b, st.nats)
 	started := time.Now()
 	r := round{n: n}
 	posted := make(map[string]time.Time, n)
@@ -135,11 +135,12 @@ func (st *benchStack) apiRound(b *testing.B, prefix string, n int) round {
 	r.create = on.Sub(started)
 	r.createCPU = processCPU() - cpu
 	r.createReconciles = reconcilesSoFar(b) - reconciles
+	r.createWork = countsSoFar(b, st.nats).minus(work)
 	for _, name := range names {
 		r.toOn = append(r.toOn, w.get(name).on.Sub(posted[name]))
 	}
 
-	deleteStart, cpu, reconciles := time.Now(), processCPU(), reconcilesSoFar(b)
+	deleteStart, cpu, reconciles, work := time.Now(), processCPU(), reconcilesSoFar(b), countsSoFar(b, st.nats)
 	parallel(b, names, func(name string) error {
 		code, body, err := c.do("DELETE", vmsPath+"/"+name, nil)
 		if err != nil || (code != http.StatusOK && code != http.StatusAccepted && code != http.StatusNotFound) {
@@ -151,6 +152,7 @@ func (st *benchStack) apiRound(b *testing.B, prefix string, n int) round {
 	r.delete = gone.Sub(deleteStart)
 	r.deleteCPU = processCPU() - cpu
 	r.deleteReconciles = reconcilesSoFar(b) - reconciles
+	r.deleteWork = countsSoFar(b, st.nats).minus(work)
 	return r
 }
 

@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	vmopvc "github.com/vmop/vmop/pkg/vcenter"
 )
 
@@ -82,14 +85,16 @@ func BenchmarkPipeline(b *testing.B) {
 		"  power off and delete: API %6.1f VMs/s (%v)   direct %6.1f VMs/s (%v)   API/direct %.2f\n"+
 		"  to PoweredOn:         API p50 %v p99 %v   direct p50 %v p99 %v\n"+
 		"  CPU per VM (create):  API %.0f ms   direct %.0f ms;  (delete): API %.0f ms   direct %.0f ms\n"+
-		"  reconciles per VM:    create %.1f   delete %.1f",
+		"  reconciles per VM:    create %.1f   delete %.1f\n"+
+		"  per VM (create):\n%s\n  per VM (delete):\n%s",
 		n, benchConcurrency, loop, rounds,
 		api.createRate(), api.create.Round(time.Millisecond), raw.createRate(), raw.create.Round(time.Millisecond), createRatio,
 		api.deleteRate(), api.delete.Round(time.Millisecond), raw.deleteRate(), raw.delete.Round(time.Millisecond), deleteRatio,
 		api.percentile(0.50).Round(time.Millisecond), api.percentile(0.99).Round(time.Millisecond),
 		raw.percentile(0.50).Round(time.Millisecond), raw.percentile(0.99).Round(time.Millisecond),
 		cpuPerVM(api.createCPU, api.n), cpuPerVM(raw.createCPU, raw.n), cpuPerVM(api.deleteCPU, api.n), cpuPerVM(raw.deleteCPU, raw.n),
-		api.createReconciles/float64(api.n), api.deleteReconciles/float64(api.n))
+		api.createReconciles/float64(api.n), api.deleteReconciles/float64(api.n),
+		api.createWork.perVM(api.n), api.deleteWork.perVM(api.n))
 }
 
 // round is what one path measured for n VMs, or the sum of several rounds (add).
@@ -103,6 +108,8 @@ type round struct {
 	createCPU, deleteCPU time.Duration
 	// Reconciles the process ran in each phase (the API path's; 0 for the direct path).
 	createReconciles, deleteReconciles float64
+	// What the pipeline did in each phase (the API path's), summed over rounds.
+	createWork, deleteWork workCounts
 }
 
 // add counts another round of the same path in r.
@@ -115,6 +122,8 @@ func (r *round) add(o round) {
 	r.deleteCPU += o.deleteCPU
 	r.createReconciles += o.createReconciles
 	r.deleteReconciles += o.deleteReconciles
+	r.createWork = r.createWork.plus(o.createWork)
+	r.deleteWork = r.deleteWork.plus(o.deleteWork)
 }
 
 // processCPU is the user and system CPU time the process has used so far.
@@ -147,6 +156,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 type benchStack struct {
 	api     *apiClient
 	vcenter vmopvc.Endpoint
+	nats    jetstream.JetStream // as the admin: the streams' and the account's counters
 }
 
 // startBenchStack runs the stack on free ports, with vcsim at a known address so the
@@ -199,7 +209,18 @@ func startBenchStack(b *testing.B) *benchStack {
 		}
 		return api.exists(classPath) && api.exists(imagePath)
 	})
-	return &benchStack{api: api, vcenter: vmopvc.Endpoint{
+	dir := filepath.Join(data, "nats")
+	nc, err := nats.Connect("nats://"+env["VMOP_NATS_ADDR"], nats.UserCredentials(filepath.Join(dir, adminIdentity+".creds")),
+		nats.RootCAs(filepath.Join(dir, "ca.crt")))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &benchStack{api: api, nats: js, vcenter: vmopvc.Endpoint{
 		URL:    &url.URL{Scheme: "https", Host: vcsimAddr, Path: "/sdk", User: url.UserPassword(cfg.VCenterUser, cfg.VCenterPassword)},
 		CAFile: vcsimCertFile(cfg),
 	}}
