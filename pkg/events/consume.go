@@ -17,7 +17,7 @@ import (
 // Handler handles one message. ctx carries the message's trace and is
 // cancelled when [Consume] stops. The returned error decides the message's
 // fate: nil acks it; an error wrapping [ErrPermanent] or [ErrMalformed]
-// terminates it (its advisory lands in DEADLETTER); any other error
+// terminates it (logged; the advisory of a SPECS message lands in DEADLETTER); any other error
 // redelivers it after 1s, 2s, 4s … at most a minute. A handler must be
 // idempotent: JetStream delivers at least once.
 type Handler func(ctx context.Context, msg jetstream.Msg) error
@@ -127,6 +127,9 @@ func process(ctx context.Context, durable string, b *batch, h Handler) {
 	first := b.msgs[0]
 	ctx, span := startProcess(ctx, durable, first.Subject(), first.Headers())
 	err := handle(ctx, first, h)
+	if a := ackFor(err, 1); a.kind == ackTerm {
+		slog.Error("message terminated: no retry can handle it", "consumer", durable, "subject", first.Subject(), "reason", a.reason)
+	}
 	for _, msg := range b.msgs {
 		delivered := uint64(1)
 		if meta, merr := msg.Metadata(); merr == nil {

@@ -8,7 +8,7 @@
 //	SPECS       vmop.spec.<plural>.<ns>.<name>                  desired state, 8 records per object, 1 GiB
 //	STATUS      vmop.status.<plural>.<ns>.<name>.<service>      each service's status slice, newest only, 512 MiB
 //	EVENTS      vmop.events.<plural>.<ns>.<name>.<what>         CloudEvents for outside systems, 7 days, 1 GiB
-//	DEADLETTER  $JS.EVENT.ADVISORY.CONSUMER.{MAX_DELIVERIES,MSG_TERMINATED}.>   30 days, 128 MiB
+//	DEADLETTER  $JS.EVENT.ADVISORY.CONSUMER.{MAX_DELIVERIES.>,MSG_TERMINATED.SPECS.>}   30 days, 128 MiB
 //
 // A full SPECS or STATUS refuses writes; a full EVENTS or DEADLETTER drops its
 // oldest messages. A tombstone rolls its object's SPECS history up to itself.
@@ -47,7 +47,10 @@
 // are handled one at a time in arrival order, different objects in
 // parallel. A [Handler]'s error decides the message's fate: nil acks,
 // [ErrPermanent] or [ErrMalformed] terminates, anything else is redelivered
-// with a growing delay until MaxDeliver is exhausted; both end in DEADLETTER.
+// with a growing delay until MaxDeliver is exhausted. A termination is logged;
+// exhausted messages and terminated SPECS messages end in DEADLETTER (the
+// server terminates every STATUS message a newer slice replaced before its
+// consumer acknowledged it, which is no failure).
 //
 // # Identities
 //

@@ -152,9 +152,13 @@ func streamConfigs(replicas int) []jetstream.StreamConfig {
 		{
 			Name:        StreamDeadLetter,
 			Description: "advisories of messages that were terminated or exhausted their deliveries",
+			// Terminations of SPECS messages only: the server terminates every STATUS
+			// message still unacknowledged when a newer slice replaces it (STATUS keeps
+			// one per subject), dozens per VM, none of them a failure. A handler's
+			// termination of a STATUS message is logged instead (process).
 			Subjects: []string{
 				advisoryPrefix + "MAX_DELIVERIES.>",
-				advisoryPrefix + "MSG_TERMINATED.>",
+				advisoryPrefix + "MSG_TERMINATED." + StreamSpecs + ".>",
 			},
 			Retention: jetstream.LimitsPolicy,
 			MaxAge:    deadLetterAge,

@@ -50,7 +50,7 @@ func TestSetupCreatesTheStreamsIdempotently(t *testing.T) {
 		events.StreamStatus: {[]string{"vmop.status.>"}, jetstream.LimitsPolicy, jetstream.FileStorage, 1, 0, twoMinutes, true, 512 * mib, refuseNew, false},
 		events.StreamEvents: {[]string{"vmop.events.>"}, jetstream.LimitsPolicy, jetstream.FileStorage, -1, week, twoMinutes, false, 1024 * mib, dropOld, false},
 		events.StreamDeadLetter: {
-			[]string{"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>", "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>"},
+			[]string{"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>", "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.SPECS.>"},
 			jetstream.LimitsPolicy, jetstream.FileStorage, -1, 30 * 24 * time.Hour, twoMinutes, false, 128 * mib, dropOld, false,
 		},
 	}
