@@ -64,6 +64,10 @@ func TestSecuredNATSCluster(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(data, "nats", fmt.Sprintf("node-%d", i), "jetstream")); err != nil {
 			t.Errorf("node %d keeps no store of its own: %v", i, err)
 		}
+		// Replication is the durability: a write a majority stored survives any one node.
+		if s.JetStreamConfig().SyncAlways {
+			t.Errorf("node %d of an R3 cluster syncs every write to disk", i)
+		}
 	}
 
 	url := "tls://" + strings.Join(clients, ",tls://")
