@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -26,6 +27,10 @@ type Concern func(o Object) Ignored
 type Ignored struct {
 	Spec   []Path            // paths in the object's record, e.g. {"spec", "volumes"}
 	Inputs map[string][]Path // by input service, paths in its status object
+	// OnlyOfInputs: by input service, the only paths of its status object the service
+	// reads; the rest of that slice is ignored. For an input whose slice is a wake-up
+	// (e.g. power's powerState: a VM that came on), whatever else it says is not news.
+	OnlyOfInputs map[string][]Path
 	// InputGenerations: the inputs' generations (and their conditions'
 	// observedGeneration) do not matter, only what they say.
 	InputGenerations bool
@@ -99,6 +104,9 @@ func concernDigest(service string, o Object, ign Ignored) (string, error) {
 			if status, err = without(s.Status, ign.Inputs[svc]); err != nil {
 				return "", fmt.Errorf("%s slice: %w", svc, err)
 			}
+			if only, ok := ign.OnlyOfInputs[svc]; ok {
+				status = picked(status, only)
+			}
 		}
 		in := map[string]any{"released": s.Released, "status": status}
 		if ign.InputGenerations {
@@ -128,6 +136,26 @@ func without(doc []byte, paths []Path) (any, error) {
 		remove(v, p)
 	}
 	return v, nil
+}
+
+// picked is the decoded value v with only the paths given (those present), each by its
+// path joined, so that no two paths' values can be mistaken for one another.
+func picked(v any, paths []Path) map[string]any {
+	out := map[string]any{}
+	for _, p := range paths {
+		cur, ok := v, true
+		for _, key := range p {
+			obj, isObj := cur.(map[string]any)
+			if cur, ok = obj[key]; !isObj || !ok {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out[strings.Join(p, ".")] = cur
+		}
+	}
+	return out
 }
 
 // remove deletes path from v, when there.

@@ -201,3 +201,64 @@ func TestOnlyConcernedRetriesWhenUnsettled(t *testing.T) {
 		t.Errorf("%d calls, want 2: an unsettled service retries at every generation", calls.Load())
 	}
 }
+
+// An input named in OnlyOfInputs concerns the service by those paths only: a slice of it
+// changing anything else does not call the Func.
+func TestOnlyConcernedReadsOnlyTheNamedPartsOfAnInput(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	var calls atomic.Int32
+	onlyReady := func(reconcile.Object) reconcile.Ignored {
+		return reconcile.Ignored{OnlyOfInputs: map[string][]reconcile.Path{"storage": {{"ready"}}}, InputGenerations: true}
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- reconcile.Run(ctx, js, concernCfg, reconcile.OnlyConcerned(concernCfg.Service, onlyReady, countingFunc(&calls)))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	publishStorage := func(status string) {
+		t.Helper()
+		slice := events.Slice{Service: "storage", UID: "u1", Generation: 1, Status: json.RawMessage(status)}
+		if _, err := events.PublishStatus(ctx, js, vmRef, slice); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publishStorage(`{"volumes":[],"ready":false}`)
+	if _, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, js, func(s events.Slice) bool { msg, _ := sliceMessage(t, s); return msg == "cpu 1, storage ready false" })
+	for _, status := range []string{`{"volumes":[{"name":"a"}],"ready":false}`, `{"volumes":[{"name":"a"}],"ready":false,"phase":"x"}`,
+		`{"volumes":[{"name":"a"}],"ready":true,"phase":"x"}`} {
+		publishStorage(status)
+		waitConsumed(t, js, events.StreamStatus, events.Durable(concernCfg.Service+"-inputs")) // one reconcile each
+	}
+	waitSlice(t, js, func(s events.Slice) bool { msg, _ := sliceMessage(t, s); return msg == "cpu 1, storage ready true" })
+	if calls.Load() != 2 {
+		t.Errorf("%d calls after storage's three slices, want 2: only its readiness concerns the service", calls.Load())
+	}
+}
+
+// waitConsumed waits until a consumer has every message of its stream acknowledged.
+func waitConsumed(t *testing.T, js jetstream.JetStream, stream, durable string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := js.Consumer(t.Context(), stream, durable)
+		if err == nil {
+			info, err := c.Info(t.Context())
+			if err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("consumer %s of %s did not catch up: %v", durable, stream, err)
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval of a deadline-bounded wait
+	}
+}
