@@ -11,6 +11,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/vmop/vmop/pkg/events"
+
 	"github.com/vmop/vmop/pkg/reconcile"
 	"github.com/vmop/vmop/pkg/vcenter"
 )
@@ -51,11 +53,16 @@ func countsSoFar(b testing.TB, js jetstream.JetStream) workCounts {
 			case "vmop_reconciles_total":
 				c["reconciles"] += v
 				c["reconciles "+labels["service"]] += v
+				if labels["result"] != "success" {
+					c["reconciles failed "+labels["service"]] += v
+				}
 			case "vmop_reconciles_unconcerned_total":
 				c["unconcerned "+labels["service"]] += v
 			case "vmop_vcenter_calls_total":
 				c["vcenter calls"] += v
-				c["vcenter calls "+labels["client"]] += v
+				if client := labels["client"]; client != "" {
+					c["vcenter calls "+client] += v
+				}
 			}
 		}
 	}
@@ -70,11 +77,23 @@ func countsSoFar(b testing.TB, js jetstream.JetStream) workCounts {
 		}
 		c["writes "+name] = float64(s.CachedInfo().State.LastSeq)
 	}
-	info, err := js.AccountInfo(ctx)
+	// Dead letters by advisory and consumer: each is a message a service gave up on.
+	dead, err := js.Stream(ctx, events.StreamDeadLetter)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c["jetstream API requests"] = float64(info.API.Total)
+	info, err := dead.Info(ctx, jetstream.WithSubjectFilter(">"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for subj, n := range info.State.Subjects {
+		c["dead letters "+strings.TrimPrefix(subj, "$JS.EVENT.ADVISORY.CONSUMER.")] = float64(n)
+	}
+	account, err := js.AccountInfo(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c["jetstream API requests"] = float64(account.API.Total)
 	return c
 }
 
