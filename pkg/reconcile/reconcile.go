@@ -42,6 +42,10 @@ type Meta struct {
 	Annotations       map[string]string `json:"annotations"`
 }
 
+// SliceSeq is the STATUS sequence of the service's own last slice as the reconcile read
+// it (whatever its uid), 0 for none: what the slices it publishes are fenced by.
+func (o Object) SliceSeq() uint64 { return o.sliceSeq }
+
 // Deleting reports that the object is marked for deletion: the service tears down its
 // part and returns Released.
 func (o Object) Deleting() bool { return o.Meta.DeletionTimestamp != "" }

@@ -53,10 +53,7 @@ type previous struct {
 // reconcile brings the VM's power state to spec.powerState once nothing holds it back,
 // and reports what vCenter shows.
 func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.Result, error) {
-	prev, err := r.previous(ctx, o)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
+	prev := r.previous(o)
 	if o.Deleting() {
 		// Placement powers the VM off and destroys it; power holds nothing back.
 		r.index.forget(o.Ref)
@@ -232,23 +229,18 @@ func (r *reconciler) observe(ctx context.Context, obs observation) (observation,
 	return again, nil
 }
 
-// previous reads power's own last slice about this incarnation of the object.
-func (r *reconciler) previous(ctx context.Context, o reconcile.Object) (previous, error) {
-	rec, err := events.LastStatus(ctx, r.js, o.Ref, model.ServicePower)
-	if errors.Is(err, events.ErrNotFound) {
-		return previous{}, nil
+// previous is power's own last slice about this incarnation of the object, as the loop
+// read it (no second read: the loop's is the one the slice is fenced by).
+func (r *reconciler) previous(o reconcile.Object) previous {
+	p := previous{seq: o.SliceSeq()}
+	s, ok := o.Slices[model.ServicePower] // the loop read it, about this uid only
+	if !ok || len(s.Status) == 0 {
+		return p
 	}
-	if err != nil {
-		return previous{}, fmt.Errorf("read power's status of %s: %w", o.Ref, err)
-	}
-	p := previous{seq: rec.Seq}
-	if rec.Slice.UID != o.Meta.UID || len(rec.Slice.Status) == 0 {
-		return p, nil
-	}
-	p.raw = rec.Slice.Status
-	if err := json.Unmarshal(rec.Slice.Status, &p.status); err != nil {
+	p.raw = s.Status
+	if err := json.Unmarshal(s.Status, &p.status); err != nil {
 		r.log.Warn("ignoring undecodable previous slice", "object", o.Ref.String(), "err", err)
 		p.status, p.raw = powerStatus{}, nil
 	}
-	return p, nil
+	return p
 }
