@@ -9,18 +9,31 @@ import (
 )
 
 // concern is what power does not read of a VM (reconcile.OnlyConcerned): the storage
-// controllers, the schema upgrade's stamps, and of storage's slice all but its
-// conditions (and its volumes, whose disk UUIDs a Disk boot entry names: bootoptions.go).
+// controllers, the schema upgrade's stamps, of storage's slice all but its conditions
+// (and its volumes, whose disk UUIDs a Disk boot entry names: bootoptions.go), and of
+// placement's, network's and crypto's slices all but what gate.go reads (network's
+// interfaces too when a Network boot entry names one).
 // The volumes and the inputs' generations gate a power-on (gate.go), so they count
 // until the VM's power state is in sync with its spec.
 func concern(o reconcile.Object) reconcile.Ignored {
 	storageIgnored := []reconcile.Path{{"storage"}, {"hardware"}}
-	if !bootsFromDisk(o) {
+	if !bootsFrom(o, model.BootDeviceDisk) {
 		storageIgnored = append(storageIgnored, reconcile.Path{"volumes"})
+	}
+	// Of network's slice, its interfaces only name a Network boot entry's adapter.
+	networkRead := []reconcile.Path{{"conditions"}}
+	if bootsFrom(o, model.BootDeviceNetwork) {
+		networkRead = append(networkRead, reconcile.Path{"network"})
 	}
 	ign := reconcile.Ignored{
 		Spec:   slices.Concat(reconcile.VMUpgradeStamps, reconcile.VMControllers),
 		Inputs: map[string][]reconcile.Path{model.ServiceStorage: storageIgnored},
+		// What gate.go reads (inputStatus) of the other inputs, and bootoptions.go of network's.
+		OnlyOfInputs: map[string][]reconcile.Path{
+			model.ServicePlacement: {{"uniqueID"}, {"conditions"}},
+			model.ServiceNetwork:   networkRead,
+			model.ServiceCrypto:    {{"conditions"}},
+		},
 	}
 	conds, err := reconcile.SliceConditions(o.Slices[model.ServicePower])
 	if err == nil && reconcile.IsTrue(conds, model.ConditionPowerStateSynced) {
@@ -30,9 +43,9 @@ func concern(o reconcile.Object) reconcile.Ignored {
 	return ign
 }
 
-// bootsFromDisk tells whether the VM's boot order names a disk; an unreadable spec does,
-// to be safe.
-func bootsFromDisk(o reconcile.Object) bool {
+// bootsFrom tells whether the VM's boot order names a device of the type; an unreadable
+// spec does, to be safe.
+func bootsFrom(o reconcile.Object, device string) bool {
 	var vm model.VirtualMachine
 	if json.Unmarshal(o.Spec.Body, &vm) != nil {
 		return true
@@ -40,5 +53,5 @@ func bootsFromDisk(o reconcile.Object) bool {
 	if vm.Spec.BootOptions == nil {
 		return false
 	}
-	return slices.ContainsFunc(vm.Spec.BootOptions.BootOrder, func(d model.BootableDevice) bool { return d.Type == model.BootDeviceDisk })
+	return slices.ContainsFunc(vm.Spec.BootOptions.BootOrder, func(d model.BootableDevice) bool { return string(d.Type) == device })
 }
