@@ -37,6 +37,7 @@ func countsSoFar(b testing.TB, js jetstream.JetStream) workCounts {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(reconcile.Collectors()...)
 	reg.MustRegister(vcenter.Collectors()...)
+	reg.MustRegister(events.Collectors()...)
 	families, err := reg.Gather()
 	if err != nil {
 		b.Fatal(err)
@@ -58,10 +59,13 @@ func countsSoFar(b testing.TB, js jetstream.JetStream) workCounts {
 				}
 			case "vmop_reconciles_unconcerned_total":
 				c["unconcerned "+labels["service"]] += v
+			case "vmop_status_publishes_total":
+				c["status "+labels["result"]+" "+labels["service"]] += v
 			case "vmop_vcenter_calls_total":
 				c["vcenter calls"] += v
 				if client := labels["client"]; client != "" {
 					c["vcenter calls "+client] += v
+					c["vcenter calls "+client+" "+labels["method"]] += v
 				}
 			}
 		}

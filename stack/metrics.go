@@ -18,14 +18,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/reconcile"
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // startMetrics serves the services' /metrics (reconciles, queue depth, consumer lag,
-// vCenter calls and tasks: each labelled by service where it can be) and /healthz (every
-// NATS connection of the process is up) on addr, plain HTTP: a listener for Prometheus
-// and health checks, apart from the API. No addr: nothing.
+// status slices published, vCenter calls and tasks: each labelled by service where it
+// can be) and /healthz (every NATS connection of the process is up) on addr, plain HTTP:
+// a listener for Prometheus and health checks, apart from the API. No addr: nothing.
 func startMetrics(addr string, conns []*nats.Conn) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
@@ -34,6 +35,7 @@ func startMetrics(addr string, conns []*nats.Conn) (stop func(), err error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(reconcile.Collectors()...)
 	reg.MustRegister(vcenter.Collectors()...)
+	reg.MustRegister(events.Collectors()...)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -57,37 +57,41 @@ func PublishStatus(ctx context.Context, js jetstream.JetStream, ref Ref, s Slice
 	msg := &nats.Msg{Subject: StatusSubject(ref, s.Service), Data: body, Header: nats.Header{}}
 	ctx, span := startPublish(ctx, StreamStatus, msg.Subject, msg.Header)
 	var seq uint64
+	var stored bool
 	if f := fenceFor(ctx, msg.Subject); f != nil {
-		seq, err = f.publish(ctx, js, msg)
+		seq, stored, err = f.publish(ctx, js, msg)
 	} else {
-		seq, err = publishSlice(ctx, js, msg)
+		seq, stored, err = publishSlice(ctx, js, msg)
 	}
 	if err != nil {
 		err = fmt.Errorf("publish status %s of %s: %w", s.Service, ref, err)
+	} else {
+		countPublish(s.Service, ref.Plural, stored)
 	}
 	endSpan(span, err)
 	return seq, err
 }
 
-func publishSlice(ctx context.Context, js jetstream.JetStream, msg *nats.Msg) (uint64, error) {
+// publishSlice stores msg unless the newest slice is the same; stored says which.
+func publishSlice(ctx context.Context, js jetstream.JetStream, msg *nats.Msg) (seq uint64, stored bool, err error) {
 	for range statusAttempts {
 		var expect uint64
 		last, err := lastMsg(ctx, js, StreamStatus, msg.Subject)
 		switch {
 		case errors.Is(err, ErrNotFound):
 		case err != nil:
-			return 0, err
+			return 0, false, err
 		case bytes.Equal(last.Data, msg.Data):
-			return last.Sequence, nil
+			return last.Sequence, false, nil
 		default:
 			expect = last.Sequence
 		}
 		seq, err := casPublish(ctx, js, StreamStatus, msg, expect)
 		if !errors.Is(err, ErrConflict) {
-			return seq, err
+			return seq, err == nil, err
 		}
 	}
-	return 0, ErrConflict
+	return 0, false, ErrConflict
 }
 
 func validSlice(ref Ref, s Slice) error {

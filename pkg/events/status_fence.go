@@ -43,25 +43,26 @@ func fenceFor(ctx context.Context, subject string) *statusFence {
 }
 
 // publish stores msg when the subject's last sequence is still the fence's. The same
-// content already there is success, whoever wrote it: the slice is what the caller wants.
-func (f *statusFence) publish(ctx context.Context, js jetstream.JetStream, msg *nats.Msg) (uint64, error) {
+// content already there is success, whoever wrote it: the slice is what the caller wants
+// (stored is false then).
+func (f *statusFence) publish(ctx context.Context, js jetstream.JetStream, msg *nats.Msg) (seq uint64, stored bool, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	last, err := lastMsg(ctx, js, StreamStatus, msg.Subject)
 	switch {
 	case errors.Is(err, ErrNotFound):
 	case err != nil:
-		return 0, err
+		return 0, false, err
 	case bytes.Equal(last.Data, msg.Data):
 		f.seq = last.Sequence
-		return last.Sequence, nil
+		return last.Sequence, false, nil
 	}
-	seq, err := casPublish(ctx, js, StreamStatus, msg, f.seq)
+	seq, err = casPublish(ctx, js, StreamStatus, msg, f.seq)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	f.seq = seq
-	return seq, nil
+	return seq, true, nil
 }
 
 // LastStatusFromLeader is [LastStatus] (without the headers) answered by the STATUS stream's leader: on a

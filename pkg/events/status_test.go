@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/events/eventstest"
@@ -157,5 +158,41 @@ func TestPublishStatusRejects(t *testing.T) {
 		if err == nil || (tt.is != nil && !errors.Is(err, tt.is)) {
 			t.Errorf("%s: PublishStatus = %v, want an error (%v)", tt.name, err, tt.is)
 		}
+	}
+}
+
+// Every publish is counted by service, kind and whether it stored a slice or found the
+// same one there.
+func TestPublishStatusCounted(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ref := events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: "counted"}
+	count := func(result string) float64 {
+		t.Helper()
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(events.Collectors()...)
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			for _, m := range f.GetMetric() {
+				labels := map[string]string{}
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				if f.GetName() == "vmop_status_publishes_total" && labels["service"] == "counter" && labels["result"] == result {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+		return 0
+	}
+	for _, status := range []string{`{"a":1}`, `{"a":1}`, `{"a":2}`} {
+		if _, err := events.PublishStatus(t.Context(), js, ref, slice("counter", "u1", 1, status)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if stored, unchanged := count("stored"), count("unchanged"); stored != 2 || unchanged != 1 {
+		t.Errorf("counted %v stored, %v unchanged; want 2 and 1", stored, unchanged)
 	}
 }
