@@ -206,21 +206,12 @@ func TestOnlyConcernedRetriesWhenUnsettled(t *testing.T) {
 // changing anything else does not call the Func.
 func TestOnlyConcernedReadsOnlyTheNamedPartsOfAnInput(t *testing.T) {
 	js, _ := eventstest.JetStream(t)
-	ctx, cancel := context.WithCancel(t.Context())
+	ctx := t.Context()
 	var calls atomic.Int32
 	onlyReady := func(reconcile.Object) reconcile.Ignored {
 		return reconcile.Ignored{OnlyOfInputs: map[string][]reconcile.Path{"storage": {{"ready"}}}, InputGenerations: true}
 	}
-	done := make(chan error, 1)
-	go func() {
-		done <- reconcile.Run(ctx, js, concernCfg, reconcile.OnlyConcerned(concernCfg.Service, onlyReady, countingFunc(&calls)))
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	runLoop(t, ctx, js, concernCfg, reconcile.OnlyConcerned(concernCfg.Service, onlyReady, countingFunc(&calls)))
 	publishStorage := func(status string) {
 		t.Helper()
 		slice := events.Slice{Service: "storage", UID: "u1", Generation: 1, Status: json.RawMessage(status)}
