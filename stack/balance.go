@@ -2,27 +2,34 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// How the balancer watches its gateways: a connection attempt every probeInterval, given
-// up after dialTimeout.
+// How the balancer watches its gateways: it asks each one's readiness (readyPath) every
+// probeInterval, giving up after probeTimeout (the gateway's own answer may take 2 s: it
+// waits for its read model to reach the streams' heads); a connection attempt gives up
+// after dialTimeout.
 const (
+	readyPath     = "/readyz"
 	probeInterval = 2 * time.Second
+	probeTimeout  = 3 * time.Second
 	dialTimeout   = time.Second
 )
 
 // runBalance is role balance: one address (VMOP_ADDR) in front of several gateways
 // (VMOP_BALANCE_BACKENDS), for compose, whose images cannot be pulled here. It forwards
 // TCP, so TLS passes through: clients verify the gateways' certificate (which they
-// share) and the balancer holds no key and sees no token.
+// share) and the balancer holds no key and sees no token. It sends connections to the
+// gateways that are ready (their /readyz: able to answer a consistent read now).
 func runBalance(ctx context.Context, c config) error {
 	if len(c.BalanceBackends) == 0 {
 		return errors.New("VMOP_BALANCE_BACKENDS is required for role balance: the gateways' host:port, comma-separated")
@@ -37,8 +44,9 @@ func runBalance(ctx context.Context, c config) error {
 	return b.serve(ctx, ln)
 }
 
-// balancer hands each connection to the next gateway in turn, skipping those whose last
-// probe or connection failed; a gateway refusing a connection passes it to the next.
+// balancer hands each connection to the next ready gateway in turn, skipping those whose
+// last probe said not ready or whose last connection failed; a gateway refusing a
+// connection passes it to the next.
 type balancer struct {
 	backends []string
 	up       []atomic.Bool
@@ -71,8 +79,8 @@ func (b *balancer) serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
-// order is the gateways to try for one connection: round robin among those up, then
-// those down (a probe may be behind).
+// order is the gateways to try for one connection: round robin among the ready ones,
+// then the others (a probe may be behind, and a gateway not ready beats none).
 func (b *balancer) order() []int {
 	start := int(b.next.Add(1))
 	var up, down []int
@@ -97,8 +105,8 @@ func (b *balancer) forward(ctx context.Context, client net.Conn) {
 		// notice within 20 s, and its clients' connections end.
 		d := net.Dialer{Timeout: dialTimeout, KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: 5 * time.Second, Count: 3}}
 		gw, err := d.DialContext(ctx, "tcp", b.backends[i])
-		b.mark(i, err)
 		if err != nil {
+			b.mark(i, err) // only a probe says a gateway is ready again
 			continue
 		}
 		defer gw.Close()
@@ -114,37 +122,62 @@ func (b *balancer) forward(ctx context.Context, client net.Conn) {
 	slog.Warn("no gateway accepted a connection", "client", client.RemoteAddr().String(), "gateways", b.backends)
 }
 
-// probe tries every gateway each probeInterval until ctx ends.
+// probe asks every gateway whether it is ready, each probeInterval, until ctx ends.
 func (b *balancer) probe(ctx context.Context) {
-	t := time.NewTicker(probeInterval)
-	defer t.Stop()
-	for {
-		for i, addr := range b.backends {
-			d := net.Dialer{Timeout: dialTimeout}
-			conn, err := d.DialContext(ctx, "tcp", addr)
-			if err == nil {
-				conn.Close()
+	// The probe sends nothing (no token) and uses only the status code, so it does not
+	// verify the gateways' certificate: the balancer holds none of the stack's PKI, and
+	// clients verify the gateway end to end through it.
+	client := &http.Client{Timeout: probeTimeout, Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see above
+		DisableKeepAlives: true,
+	}}
+	var wg sync.WaitGroup
+	for i, addr := range b.backends {
+		wg.Go(func() {
+			t := time.NewTicker(probeInterval)
+			defer t.Stop()
+			for {
+				err := ready(ctx, client, "https://"+addr+readyPath)
+				if ctx.Err() != nil {
+					return
+				}
+				b.mark(i, err)
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
 			}
-			if ctx.Err() != nil {
-				return
-			}
-			b.mark(i, err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+		})
 	}
+	wg.Wait()
 }
 
-// mark records whether gateway i accepted a connection, logging a change.
+// ready asks url whether its gateway is ready: 200, or an error saying why not.
+func ready(ctx context.Context, client *http.Client, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		why, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("not ready: %d %s", resp.StatusCode, why)
+	}
+	return nil
+}
+
+// mark records whether gateway i is ready (err nil), logging a change.
 func (b *balancer) mark(i int, err error) {
 	if was := b.up[i].Swap(err == nil); was != (err == nil) {
 		if err != nil {
-			slog.Warn("gateway down", "gateway", b.backends[i], "err", err)
+			slog.Warn("gateway not ready", "gateway", b.backends[i], "err", err)
 		} else {
-			slog.Info("gateway up", "gateway", b.backends[i])
+			slog.Info("gateway ready", "gateway", b.backends[i])
 		}
 	}
 }

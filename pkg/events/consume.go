@@ -76,13 +76,18 @@ func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, ke
 	if key == nil {
 		key = ObjectKey
 	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, jetstream.ConsumerConfig{
-		Durable:        cfg.Durable,
-		FilterSubjects: cfg.FilterSubjects,
-		AckPolicy:      jetstream.AckExplicitPolicy,
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-		MaxDeliver:     cfg.MaxDeliver,
-		AckWait:        cfg.AckWait,
+	// A freshly formed cluster leaves some creations unanswered while it elects leaders.
+	var cons jetstream.Consumer
+	err := Ask(ctx, func(ctx context.Context) (err error) {
+		cons, err = js.CreateOrUpdateConsumer(ctx, cfg.Stream, jetstream.ConsumerConfig{
+			Durable:        cfg.Durable,
+			FilterSubjects: cfg.FilterSubjects,
+			AckPolicy:      jetstream.AckExplicitPolicy,
+			DeliverPolicy:  jetstream.DeliverAllPolicy,
+			MaxDeliver:     cfg.MaxDeliver,
+			AckWait:        cfg.AckWait,
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("consume %s as %s: %w", cfg.Stream, cfg.Durable, err)

@@ -452,3 +452,39 @@ func TestConsumeCoalescesWaitingMessages(t *testing.T) {
 	default:
 	}
 }
+
+// A consumer creation the server leaves unanswered (a freshly formed cluster drops some
+// while it elects leaders) is asked again, not the end of Consume: the part would exit at
+// start otherwise.
+func TestConsumeAsksAgainWhenCreationIsUnanswered(t *testing.T) {
+	t.Parallel()
+	s := eventstest.Server(t)
+	setup, _ := eventstest.Connect(t, s)
+	if err := events.Setup(testContext(t), setup); err != nil {
+		t.Fatal(err)
+	}
+	appendSpec(t, setup, vm("vm-1"), 0, `{}`)
+	var lost atomic.Int32
+	js := eventstest.Lossy(t, s, 500*time.Millisecond, func(subject string, _ *nats.Msg, _ *string) bool {
+		return strings.HasPrefix(subject, "$JS.API.CONSUMER.CREATE."+events.StreamSpecs+".") && lost.Add(1) == 1
+	})
+
+	got := make(chan struct{}, 1)
+	r := runConsume(t, js, specConsumer(), func(context.Context, jetstream.Msg) error {
+		select {
+		case got <- struct{}{}:
+		default:
+		}
+		return nil
+	})
+	select {
+	case <-got:
+		if lost.Load() != 2 {
+			t.Errorf("the consumer was asked for %d times, want 2 (one lost)", lost.Load())
+		}
+	case <-r.done:
+		t.Fatalf("Consume returned after one unanswered creation: %v", r.err)
+	case <-time.After(waitTimeout):
+		t.Fatal("no message handled after one unanswered creation")
+	}
+}

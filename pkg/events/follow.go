@@ -1,6 +1,8 @@
 package events
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -16,7 +18,52 @@ const (
 	followHeartbeat = time.Second
 )
 
-// Follow iterates an ordered consumer's messages, noticing a lost server within seconds.
-func Follow(cons jetstream.Consumer) (jetstream.MessagesContext, error) {
-	return cons.Messages(jetstream.PullExpiry(followExpiry), jetstream.PullHeartbeat(followHeartbeat))
+// followResetAttempts is how many times an ordered consumer tries to recreate itself
+// under the same name before its iterator fails. A server that was killed (rather than
+// shut down) still counts as a live peer for minutes (its cluster hears of no shutdown),
+// so the recreated consumer may be placed on it: its creation then goes unanswered, and
+// nats.go's unlimited default asks again under that same name, which stays placed there,
+// forever. Failing after one attempt lets the follower open a new consumer, which gets a
+// new name and a new placement.
+const followResetAttempts = 1
+
+// Feed is a stream followed by an ordered consumer, and where the stream and the consumer
+// stood when it opened. Stop it when done.
+type Feed struct {
+	jetstream.MessagesContext
+	StreamLast uint64 // the stream's last sequence when the feed opened
+	Pending    uint64 // the messages the consumer had to deliver when it opened
+	Delivered  uint64 // the messages it had delivered by then
+}
+
+// Follow opens a Feed of stream as cfg says, noticing a lost server within seconds. A
+// request that goes unanswered (a leader election, or a consumer placed on a killed
+// server) is asked again with a new consumer, as [Ask] does; when the feed fails later
+// (its consumer could not be recreated), the caller follows the stream again from where
+// it got to.
+func Follow(ctx context.Context, js jetstream.JetStream, stream string, cfg jetstream.OrderedConsumerConfig) (*Feed, error) {
+	cfg.MaxResetAttempts = followResetAttempts
+	var feed *Feed
+	err := Ask(ctx, func(ctx context.Context) error {
+		st, err := js.Stream(ctx, stream)
+		if err != nil {
+			return fmt.Errorf("open stream %s: %w", stream, err)
+		}
+		cons, err := st.OrderedConsumer(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("consume stream %s: %w", stream, err)
+		}
+		it, err := cons.Messages(jetstream.PullExpiry(followExpiry), jetstream.PullHeartbeat(followHeartbeat))
+		if err != nil {
+			return fmt.Errorf("consume stream %s: %w", stream, err)
+		}
+		ci, err := cons.Info(ctx)
+		if err != nil {
+			it.Stop()
+			return fmt.Errorf("consume stream %s: %w", stream, err)
+		}
+		feed = &Feed{MessagesContext: it, StreamLast: st.CachedInfo().State.LastSeq, Pending: ci.NumPending, Delivered: ci.Delivered.Consumer}
+		return nil
+	})
+	return feed, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -85,13 +86,25 @@ func (s *server) routes() *echo.Echo {
 	return e
 }
 
-// readyz is ready when NATS answers, the streams exist and the read model caught up.
+// readyLag is how far behind the streams a ready gateway's read model may be: it reaches
+// the streams' heads, read when the probe came, within this.
+const readyLag = 2 * time.Second
+
+// readyz is ready when the gateway can answer a consistent read now: the read model has
+// caught up since the start, follows the streams, and reaches where they end within
+// readyLag (which also shows that NATS answers). A balancer sends requests only to ready
+// gateways.
 func (s *server) readyz(c echo.Context) error {
 	if !s.rm.CaughtUp() {
 		return c.String(http.StatusServiceUnavailable, "read model catching up")
 	}
-	if err := s.specs.ping(c.Request().Context()); err != nil {
-		return c.String(http.StatusServiceUnavailable, "jetstream: "+err.Error())
+	if !s.rm.Following() {
+		return c.String(http.StatusServiceUnavailable, "read model not following the streams (NATS unreachable?)")
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), readyLag)
+	defer cancel()
+	if err := s.rm.WaitCurrent(ctx, s.heads); err != nil {
+		return c.String(http.StatusServiceUnavailable, fmt.Sprintf("read model behind the streams (at %s): %v", s.rm.RV(), err))
 	}
 	return c.String(http.StatusOK, "ok")
 }

@@ -19,11 +19,6 @@ type specWriter struct {
 	js jetstream.JetStream
 }
 
-func (w *specWriter) ping(ctx context.Context) error {
-	_, err := w.js.Stream(ctx, events.StreamSpecs)
-	return err
-}
-
 // live returns the object's latest record and decoded body; found is false when the
 // object never existed or its latest record is a tombstone (seq is then still the
 // subject's last sequence, the CAS base for a re-create).

@@ -3,6 +3,7 @@ package kubeevents
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,51 +20,66 @@ const (
 	syncTimeout   = 10 * time.Second // how long a consistent read waits for the fold
 )
 
+// How long Fold waits before following EVENTS again after its feed failed: doubling from
+// reopenMin up to reopenMax while the stream cannot be followed at all.
+const (
+	reopenMin = 100 * time.Millisecond
+	reopenMax = 5 * time.Second
+)
+
+// errFeed marks a failure to follow EVENTS (NATS), after which Fold follows it again from
+// where it got to; any other failure (the database) ends Fold.
+var errFeed = errors.New("events' feed of the stream")
+
 // Fold follows EVENTS from [Retention] ago and keeps the table until ctx ends; it returns
-// nil then, and an error only when it cannot go on.
+// nil then, and an error only when it cannot go on (database failure). When its feed of
+// the stream fails (a lost NATS node whose consumer cannot be recreated), it follows the
+// stream again after the last Event it folded.
 func (s *Store) Fold(ctx context.Context, js jetstream.JetStream) error {
-	err := s.fold(ctx, js)
-	if ctx.Err() != nil {
-		return nil
+	for wait := reopenMin; ; wait = min(2*wait, reopenMax) {
+		opened, err := s.fold(ctx, js)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !errors.Is(err, errFeed) {
+			return err
+		}
+		if opened {
+			wait = reopenMin
+		}
+		s.log.Warn("events follow the stream again", "err", err, "after", wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
 	}
-	return err
 }
 
-func (s *Store) fold(ctx context.Context, js jetstream.JetStream) error {
-	stream, err := js.Stream(ctx, events.StreamEvents)
+// fold follows EVENTS until ctx ends or something fails; opened: the feed was open.
+func (s *Store) fold(ctx context.Context, js jetstream.JetStream) (opened bool, _ error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{events.EventFilter()}}
+	if applied, _ := s.position(); applied > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, applied+1
+	} else {
+		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, ptr(time.Now().Add(-Retention))
+	}
+	feed, err := events.Follow(ctx, js, events.StreamEvents, cfg)
 	if err != nil {
-		return fmt.Errorf("open stream %s: %w", events.StreamEvents, err)
+		return false, fmt.Errorf("%w: %w", errFeed, err)
 	}
-	info, err := stream.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("read stream %s: %w", events.StreamEvents, err)
+	defer feed.Stop()
+	if feed.Pending == 0 { // nothing within Retention: the fold is current at the stream's end
+		s.start(feed.StreamLast)
 	}
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{events.EventFilter()},
-		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
-		OptStartTime:   ptr(time.Now().Add(-Retention)),
-	})
-	if err != nil {
-		return fmt.Errorf("consume stream %s: %w", events.StreamEvents, err)
-	}
-	ci, err := cons.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("consume stream %s: %w", events.StreamEvents, err)
-	}
-	if ci.NumPending == 0 { // nothing within Retention: the fold is current at the stream's end
-		s.start(info.State.LastSeq)
-	}
-	it, err := events.Follow(cons)
-	if err != nil {
-		return fmt.Errorf("consume stream %s: %w", events.StreamEvents, err)
-	}
-	defer it.Stop()
 
 	in := make(chan jetstream.Msg, maxBatch)
 	errc := make(chan error, 1)
 	go func() {
 		for {
-			msg, err := it.Next(jetstream.NextContext(ctx))
+			msg, err := feed.Next(jetstream.NextContext(ctx))
 			if err != nil {
 				errc <- err
 				return
@@ -80,16 +96,16 @@ func (s *Store) fold(ctx context.Context, js jetstream.JetStream) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return true, nil
 		case err := <-errc:
-			return fmt.Errorf("consume stream %s: %w", events.StreamEvents, err)
+			return true, fmt.Errorf("%w: consume stream %s: %w", errFeed, events.StreamEvents, err)
 		case <-prune.C:
 			if err := s.prune(time.Now().Add(-Retention)); err != nil {
-				return err
+				return true, err
 			}
 		case msg := <-in:
 			if err := s.commit(gather(in, msg)); err != nil {
-				return err
+				return true, err
 			}
 		}
 	}

@@ -21,11 +21,24 @@ const (
 	walIdle = 2 * time.Second
 )
 
+// How long Fold waits before following the streams again after its feed failed: doubling
+// from reopenMin up to reopenMax while the streams cannot be followed at all.
+const (
+	reopenMin = 100 * time.Millisecond
+	reopenMax = 5 * time.Second
+)
+
+// errFeed marks a failure to follow the streams (NATS), after which Fold follows them
+// again from its checkpoints; any other failure (the database) ends Fold.
+var errFeed = errors.New("read model's feed of the streams")
+
 // Fold applies the SPECS and STATUS streams to the read model until ctx ends; it returns
-// nil then, and an error only when it cannot go on (stream or database failure). It
-// resumes after the stored checkpoints, so calling it again (after a restart, or after
-// an error) continues exactly where the last committed batch ended. At most one Fold runs
-// per Store.
+// nil then, and an error only when it cannot go on (database failure). It resumes after
+// the stored checkpoints, so calling it again (after a restart, or after an error)
+// continues exactly where the last committed batch ended; so does Fold itself when its
+// feed of the streams fails (a lost NATS node whose consumer cannot be recreated): it
+// follows the streams again, and [Store.Following] is false meanwhile. At most one Fold
+// runs per Store.
 //
 // Before resuming it checks that the streams still hold the messages of the checkpoints;
 // if not, it rebuilds the projection from the streams under a new [Store.Epoch]. While the
@@ -37,29 +50,51 @@ func (s *Store) Fold(ctx context.Context, js jetstream.JetStream) error {
 		return errors.New("fold is already running")
 	}
 	defer s.folding.Store(false)
-	if err := s.fold(ctx, js); err != nil && ctx.Err() == nil {
-		return err
+	rebuilding := false
+	for wait := reopenMin; ; wait = min(2*wait, reopenMax) {
+		opened, err := s.fold(ctx, js, &rebuilding)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !errors.Is(err, errFeed) {
+			return err
+		}
+		if opened {
+			wait = reopenMin
+		}
+		s.opts.logger.Warn("read model follows the streams again", "err", err, "after", wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
 	}
-	return nil
 }
 
-func (s *Store) fold(ctx context.Context, js jetstream.JetStream) error {
+// Following reports whether Fold is running with its feeds of both streams open.
+func (s *Store) Following() bool { return s.following.Load() }
+
+// fold follows the streams from the checkpoints until ctx ends or something fails;
+// opened: the feeds were open. rebuilding: the projection started over and has not caught
+// up yet, so what it folds is not resumable (it outlives one fold).
+func (s *Store) fold(ctx context.Context, js jetstream.JetStream, rebuilding *bool) (opened bool, _ error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	rebuilding, err := s.verifyCheckpoints(ctx, js)
+	startedOver, err := s.verifyCheckpoints(ctx, js)
 	if err != nil {
-		return err
+		return false, err
 	}
+	*rebuilding = *rebuilding || startedOver
 	from := s.progress.checkpoints()
 	specs, specStart, err := openFeed(ctx, js, events.StreamSpecs, events.SpecFilter(""), from.spec)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer specs.Stop()
 	statuses, statusStart, err := openFeed(ctx, js, events.StreamStatus, events.StatusFilter(""), from.status)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer statuses.Stop()
 	s.progress.setTargets(specStart, statusStart)
@@ -69,50 +104,36 @@ func (s *Store) fold(ctx context.Context, js jetstream.JetStream) error {
 	var pumps sync.WaitGroup
 	pumps.Go(func() { pump(ctx, events.StreamSpecs, specs, in, errc) })
 	pumps.Go(func() { pump(ctx, events.StreamStatus, statuses, in, errc) })
+	s.following.Store(true)
 	err = s.foldLoop(ctx, in, errc, rebuilding)
+	s.following.Store(false)
 	cancel()
+	specs.Stop() // a pump may wait in a recreation of its consumer, which only Stop ends
+	statuses.Stop()
 	pumps.Wait()
-	return err
+	return true, err
 }
 
-// openFeed starts an ordered consumer on stream after sequence after, and tells where the
-// stream stood at that moment, which is what catching up means.
-func openFeed(ctx context.Context, js jetstream.JetStream, stream, filter string, after uint64) (jetstream.MessagesContext, streamStart, error) {
-	st, err := js.Stream(ctx, stream)
-	if err != nil {
-		return nil, streamStart{}, fmt.Errorf("open stream %s: %w", stream, err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return nil, streamStart{}, fmt.Errorf("read stream %s: %w", stream, err)
-	}
-	start := streamStart{lastSeq: info.State.LastSeq}
-	if after > start.lastSeq {
-		return nil, streamStart{}, fmt.Errorf("read model has applied %s up to %d but the stream ends at %d "+
-			"(was it recreated?): delete the read model file to rebuild it", stream, after, start.lastSeq)
-	}
+// openFeed follows stream after sequence after, and tells where the stream stood at that
+// moment, which is what catching up means.
+func openFeed(ctx context.Context, js jetstream.JetStream, stream, filter string, after uint64) (*events.Feed, streamStart, error) {
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}}
 	if after > 0 {
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = after + 1
 	}
-	cons, err := st.OrderedConsumer(ctx, cfg)
+	feed, err := events.Follow(ctx, js, stream, cfg)
 	if err != nil {
-		return nil, streamStart{}, fmt.Errorf("consume stream %s: %w", stream, err)
+		return nil, streamStart{}, fmt.Errorf("%w: %w", errFeed, err)
 	}
-	it, err := events.Follow(cons)
-	if err != nil {
-		return nil, streamStart{}, fmt.Errorf("consume stream %s: %w", stream, err)
+	if after > feed.StreamLast {
+		feed.Stop()
+		return nil, streamStart{}, fmt.Errorf("read model has applied %s up to %d but the stream ends at %d "+
+			"(was it recreated?): delete the read model file to rebuild it", stream, after, feed.StreamLast)
 	}
 	// The last sequence may belong to a purged message that will never be delivered;
 	// a consumer with nothing to deliver from the start is caught up already.
-	ci, err := cons.Info(ctx)
-	if err != nil {
-		it.Stop()
-		return nil, streamStart{}, fmt.Errorf("consume stream %s: %w", stream, err)
-	}
-	start.nothingPending = ci.NumPending == 0 && ci.Delivered.Consumer == 0
-	return it, start, nil
+	return feed, streamStart{lastSeq: feed.StreamLast, nothingPending: feed.Pending == 0 && feed.Delivered == 0}, nil
 }
 
 // pump forwards one stream's messages, in order, to the fold loop.
@@ -121,13 +142,13 @@ func pump(ctx context.Context, stream string, it jetstream.MessagesContext, out 
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			if ctx.Err() == nil {
-				errc <- fmt.Errorf("consume stream %s: %w", stream, err)
+				errc <- fmt.Errorf("%w: consume stream %s: %w", errFeed, stream, err)
 			}
 			return
 		}
 		meta, err := msg.Metadata()
 		if err != nil {
-			errc <- fmt.Errorf("consume stream %s: %w", stream, err)
+			errc <- fmt.Errorf("%w: consume stream %s: %w", errFeed, stream, err)
 			return
 		}
 		m := inbound{stream: stream, seq: meta.Sequence.Stream, pending: meta.NumPending, msg: msg}
@@ -141,7 +162,7 @@ func pump(ctx context.Context, stream string, it jetstream.MessagesContext, out 
 
 // foldLoop gathers messages into batches and commits them until ctx ends. rebuilding: the
 // projection started over, and what it folds until it caught up is not resumable.
-func (s *Store) foldLoop(ctx context.Context, in <-chan inbound, errc <-chan error, rebuilding bool) error {
+func (s *Store) foldLoop(ctx context.Context, in <-chan inbound, errc <-chan error, rebuilding *bool) error {
 	idle := time.NewTimer(walIdle)
 	defer idle.Stop()
 	dirty := false
@@ -161,7 +182,8 @@ func (s *Store) foldLoop(ctx context.Context, in <-chan inbound, errc <-chan err
 		case first = <-in:
 		}
 		msgs := gather(in, first)
-		if err := s.commit(msgs, rebuilding && !s.progress.caughtUp()); err != nil {
+		*rebuilding = *rebuilding && !s.progress.caughtUp()
+		if err := s.commit(msgs, *rebuilding); err != nil {
 			return err
 		}
 		dirty = true

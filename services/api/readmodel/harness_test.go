@@ -52,8 +52,8 @@ func (h *harness) open() {
 func (h *harness) fold() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	store := h.store
-	go func() { done <- store.Fold(ctx, h.js) }()
+	store, js := h.store, h.js
+	go func() { done <- store.Fold(ctx, js) }()
 	h.stop = func() {
 		cancel()
 		if err := <-done; err != nil {

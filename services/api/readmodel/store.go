@@ -19,11 +19,12 @@ type Store struct {
 	reader *sqlx.DB // read-only pool; WAL lets it read while the fold writes
 	opts   options
 
-	progress progress
-	cache    cache
-	hub      hub
-	folding  atomic.Bool
-	epoch    atomic.Pointer[string]
+	progress  progress
+	cache     cache
+	hub       hub
+	folding   atomic.Bool
+	following atomic.Bool // Fold has its feeds open
+	epoch     atomic.Pointer[string]
 }
 
 // Epoch names the history this projection was folded from. It changes when the projection

@@ -1,0 +1,72 @@
+package kubeevents
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/events/eventstest"
+)
+
+// When its ordered consumer cannot be recreated (placed on a killed NATS node, every
+// creation under its name unanswered), the fold follows EVENTS again with a new consumer
+// from the Event after the last it folded: an Event published meanwhile arrives, and none
+// is folded twice.
+func TestFoldFollowsAgainWhenItsConsumerCannotBeRecreated(t *testing.T) {
+	s := eventstest.Server(t)
+	admin, _ := eventstest.Connect(t, s)
+	if err := events.Setup(t.Context(), admin); err != nil {
+		t.Fatal(err)
+	}
+	var unanswered atomic.Int32
+	js := eventstest.Lossy(t, s, 500*time.Millisecond, func(subject string, _ *nats.Msg, _ *string) bool {
+		// $JS.API.CONSUMER.CREATE.<stream>.<name>[.<filter>]: an ordered consumer's name
+		// ends in _1 when it is created, _2 … when it recreates itself.
+		tokens := strings.Split(subject, ".")
+		if len(tokens) < 6 || tokens[2] != "CONSUMER" || tokens[3] != "CREATE" || strings.HasSuffix(tokens[5], "_1") {
+			return false
+		}
+		unanswered.Add(1)
+		return true
+	})
+	publish(t, admin, vmA, events.TypeVirtualMachineCreated, "uid-a/created", map[string]any{})
+	st := folding(t, js, t.TempDir())
+	synced(t, st, admin)
+
+	stream, err := admin.Stream(t.Context(), events.StreamEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := stream.ConsumerNames(t.Context())
+	for name := range names.Name() {
+		if err := stream.DeleteConsumer(t.Context(), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := names.Err(); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, admin, vmA, events.TypeVirtualMachinePoweredOn, "uid-a/poweredon/2", map[string]any{})
+	// nats.go gives a recreation 10 s before it counts as unanswered (longer than Sync waits).
+	deadline := time.Now().Add(time.Minute)
+	for st.RV() != "2" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the Event published after the feed's consumer was lost never arrived (%d recreations unanswered; folded up to %s)", unanswered.Load(), st.RV())
+		}
+		time.Sleep(10 * time.Millisecond) // polling the fold's position
+	}
+	if unanswered.Load() == 0 {
+		t.Error("no recreation of the consumer was left unanswered: the test did not test the loss")
+	}
+	res, err := st.List(ListOptions{Namespace: "ns-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reasons(decodeEvents(t, res.Items)); !equal(got, []string{"vm-a:Created", "vm-a:PoweredOn"}) {
+		t.Errorf("events after the feed was followed again = %v, want Created and PoweredOn once each", got)
+	}
+}

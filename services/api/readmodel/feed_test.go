@@ -1,0 +1,75 @@
+package readmodel
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/events/eventstest"
+)
+
+// A NATS node killed (not shut down) still counts as a live peer for minutes, so the
+// consumer that an ordered consumer recreates after losing its server may be placed on
+// the dead node, and every creation under that name goes unanswered. The fold then
+// follows the stream again with a new consumer rather than stalling: here every
+// recreation of a feed's consumer goes unanswered, and a write still reaches the read
+// model.
+func TestFoldFollowsAgainWhenItsConsumerCannotBeRecreated(t *testing.T) {
+	s := eventstest.Server(t)
+	admin, _ := eventstest.Connect(t, s)
+	if err := events.Setup(t.Context(), admin); err != nil {
+		t.Fatal(err)
+	}
+	var unanswered atomic.Int32
+	js := eventstest.Lossy(t, s, 500*time.Millisecond, func(subject string, _ *nats.Msg, _ *string) bool {
+		// $JS.API.CONSUMER.CREATE.<stream>.<name>[.<filter>]: an ordered consumer's name
+		// ends in _1 when it is created, _2 … when it recreates itself.
+		tokens := strings.Split(subject, ".")
+		if len(tokens) < 6 || tokens[2] != "CONSUMER" || tokens[3] != "CREATE" || strings.HasSuffix(tokens[5], "_1") {
+			return false
+		}
+		unanswered.Add(1)
+		return true
+	})
+	h := &harness{t: t, js: js, path: filepath.Join(t.TempDir(), "readmodel.db"), last: map[events.Ref]uint64{}}
+	h.open()
+	h.fold()
+	t.Cleanup(h.close)
+	h.js = admin // the harness writes directly
+	h.waitSpec(h.put(obj{ns: "ns", name: "a", uid: "a"}))
+	if !h.store.Following() {
+		t.Error("Following() = false with the feeds open")
+	}
+
+	// Losing its consumer makes the ordered consumer recreate itself, unanswered.
+	specs, err := admin.Stream(t.Context(), events.StreamSpecs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := specs.ConsumerNames(t.Context())
+	for name := range names.Name() {
+		if err := specs.DeleteConsumer(t.Context(), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := names.Err(); err != nil {
+		t.Fatal(err)
+	}
+	seq := h.put(obj{ns: "ns", name: "b", uid: "b"})
+	// nats.go gives a recreation 10 s before it counts as unanswered.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := h.store.WaitSpec(ctx, seq); err != nil {
+		t.Fatalf("the write after the feed's consumer was lost never reached the read model (%d recreations unanswered): %v", unanswered.Load(), err)
+	}
+	if unanswered.Load() == 0 {
+		t.Error("no recreation of the consumer was left unanswered: the test did not test the loss")
+	}
+	h.get(obj{ns: "ns", name: "b"})
+}

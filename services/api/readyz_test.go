@@ -1,0 +1,69 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/events/eventstest"
+)
+
+// /readyz says whether the gateway can answer a consistent read now, which is what a
+// balancer needs: while its read model is behind the streams (its feed of SPECS lost, and
+// the consumer's recreation unanswered, as after a NATS node is killed) it is 503, and
+// once the fold follows the streams again it is 200 and the write is there.
+func TestReadyzFollowsTheReadModelsLag(t *testing.T) {
+	s := eventstest.Server(t)
+	admin, _ := eventstest.Connect(t, s)
+	if err := events.Setup(t.Context(), admin); err != nil {
+		t.Fatal(err)
+	}
+	var unanswered atomic.Int32
+	js := eventstest.Lossy(t, s, 5*time.Second, func(subject string, _ *nats.Msg, _ *string) bool {
+		// $JS.API.CONSUMER.CREATE.SPECS.<name>.<filter>: an ordered consumer's name ends in
+		// _1 when it is created, _2 … when it recreates itself.
+		tokens := strings.Split(subject, ".")
+		if len(tokens) < 6 || tokens[2] != "CONSUMER" || tokens[3] != "CREATE" || tokens[4] != events.StreamSpecs ||
+			strings.HasSuffix(tokens[5], "_1") {
+			return false
+		}
+		unanswered.Add(1)
+		return true
+	})
+	g := startGateway(t, js, t.TempDir())
+	ready := func() int {
+		code, _ := g.do("GET", "/readyz", "", nil)
+		return code
+	}
+	if code := ready(); code != http.StatusOK {
+		t.Fatalf("/readyz of a gateway that is current = %d, want 200", code)
+	}
+
+	specs, err := admin.Stream(t.Context(), events.StreamSpecs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := specs.ConsumerNames(t.Context())
+	for name := range names.Name() {
+		if err := specs.DeleteConsumer(t.Context(), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"written-meanwhile","uid":"u1"}}`)
+	if _, err := events.AppendSpec(t.Context(), admin, events.Ref{Plural: "namespaces", Name: "written-meanwhile"}, events.OpPut, ns, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	g.eventually("/readyz 503 while the read model is behind", func() bool { return ready() == http.StatusServiceUnavailable })
+	if unanswered.Load() == 0 {
+		t.Error("no recreation of the consumer was left unanswered: the test did not test the loss")
+	}
+	g.eventually("/readyz 200 once the fold follows the streams again", func() bool { return ready() == http.StatusOK })
+	if code, body := g.do("GET", "/api/v1/namespaces/written-meanwhile", adminToken, nil); code != http.StatusOK {
+		t.Errorf("GET of the namespace written meanwhile = %d %s", code, body)
+	}
+}
