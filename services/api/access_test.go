@@ -13,7 +13,8 @@ import (
 )
 
 // Every request, read or write, answered or refused, leaves one access line (user, verb,
-// path, code, duration) without the body or the bearer token.
+// path, code, duration) without the body or the bearer token; a health probe answered OK
+// only at debug level.
 func TestEveryRequestIsLogged(t *testing.T) {
 	var logs syncBuffer
 	g := startGatewayWith(t, newStreams(t), t.TempDir(), func(c *api.Config) {
@@ -25,6 +26,7 @@ func TestEveryRequestIsLogged(t *testing.T) {
 	g.do("GET", classes+"/my-vm-class", userToken, "")
 	g.do("GET", classes+"/missing", adminToken, "")
 	g.do("GET", "/apis", "not-a-token", "")
+	g.do("GET", "/livez", "", "")
 	type line struct {
 		Msg, User, Verb, Path string
 		Code                  int
@@ -35,6 +37,9 @@ func TestEveryRequestIsLogged(t *testing.T) {
 		var e line
 		if err := json.Unmarshal([]byte(l), &e); err != nil {
 			t.Fatalf("log line %q: %v", l, err)
+		}
+		if e.Msg == "access" && e.Path == "/livez" {
+			t.Errorf("a probe answered OK logged at info level: %s", l)
 		}
 		if e.Msg != "access" || !strings.HasPrefix(e.Path, "/apis") { // not the harness's own waiting
 			continue
