@@ -33,3 +33,10 @@ func Leases(ctx context.Context, js jetstream.JetStream, service string) (jetstr
 		Storage:     jetstream.MemoryStorage,
 	})
 }
+
+// ScopeLeaseKey is the key of a scope lease in a lease bucket: a decision spanning objects
+// (placement's choices in a namespace, a CNS volume's attachment) held by one replica at a
+// time. Its first token, scopes, is no plural, so it never names an object's lease.
+func ScopeLeaseKey(kind, name string) string {
+	return join("scopes", kind, EncodeToken(name))
+}
