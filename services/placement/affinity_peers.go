@@ -94,9 +94,10 @@ func (r *reconciler) readPeer(ctx context.Context, ref events.Ref) (peer, string
 }
 
 // readPlacement adds where placement put the VM, or decided to put it, from its slice of
-// the same incarnation.
+// the same incarnation. The STATUS stream's leader answers: a follower may not have the
+// decision another replica recorded just before it let the namespace go.
 func (r *reconciler) readPlacement(ctx context.Context, ref events.Ref, uid string, p peer) (peer, error) {
-	s, err := events.LastStatus(ctx, r.js, ref, model.ServicePlacement)
+	s, err := events.LastStatusFromLeader(ctx, r.js, ref, model.ServicePlacement)
 	if errors.Is(err, events.ErrNotFound) {
 		return p, nil
 	}

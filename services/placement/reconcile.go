@@ -24,14 +24,8 @@ type reconciler struct {
 	topo    topologyCache
 	folders folderCache
 	tags    tagCache
-	// A placement decision locks its namespace: it reads where the namespace's other VMs
-	// are (affinity) and is recorded in the VM's slice before the lock is released, so two
-	// VMs kept apart by a rule never choose the same place at once.
-	placing events.KeyedLocks // by namespace
-	// A cluster rule edit locks its cluster: each reads the rules and writes them back.
-	clusters events.KeyedLocks // by cluster moref
-	now      func() time.Time
-	grace    time.Duration // createGrace
+	now     func() time.Time
+	grace   time.Duration // createGrace
 }
 
 func newReconciler(js jetstream.JetStream, vc *session) *reconciler {
@@ -161,55 +155,19 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		}
 		candidates = []string{zoneName}
 	}
-	unlock := r.placing.Lock(id.namespace)
-	defer unlock()
-	peers, err := r.peers(ctx, id.namespace, id.name, affinity{self: o.Meta.Labels, spec: vm.Spec.Affinity}.relevant)
+	var ch choice
+	decided := false // else the reconcile ends with the conditions it set
+	err = r.holdNamespace(ctx, id.namespace, func(ctx context.Context) error {
+		var err error
+		ch, decided, err = r.chooseAndRecord(ctx, o, t, id, vm, cls, img, *policy, candidates, st, conds)
+		return err
+	})
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	need := instanceNeedOf(cls, vm)
-	ch, err := r.placeVM(ctx, t, id, o.Spec.Seq, o.Meta.Labels, vm, candidates, *policy, need, peers)
-	if reason, ok := placementFailure(err); ok {
-		conds.fail(model.ConditionPlacementReady, reason, err.Error())
-		conds.fail(model.ConditionCreated, model.ReasonNotReady, "waiting for placement")
+	if !decided {
 		return done()
 	}
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if need.unrecorded() {
-		// The host and the instance volumes are recorded first; the record's reconcile
-		// creates the VM on that host.
-		zone := ""
-		if zoneName == "" {
-			zone = ch.zone.name
-		}
-		if err := r.recordInstanceStorage(ctx, o, vm, cls, ch.host, zone); err != nil {
-			return reconcile.Result{}, err
-		}
-		conds.ok(model.ConditionPlacementReady)
-		conds.fail(model.ConditionCreated, model.ReasonNotReady, "instance storage recorded on host "+ch.host.name)
-		st.Zone, st.NodeName = ch.zone.name, ch.host.name // where the namespace's next decisions count it
-		return done()
-	}
-	if zoneName == "" {
-		if err := r.setZoneLabel(ctx, o, ch.zone.name); err != nil {
-			return reconcile.Result{}, err
-		}
-	}
-	conds.put(model.ConditionPlacementReady, metav1.ConditionTrue, model.ReasonTrue,
-		fmt.Sprintf("zone %s, host %s (%s)", ch.zone.name, ch.host.name, ch.how))
-
-	// Record the decision and the create before issuing it: a restarted placement then
-	// waits for it, and the namespace's next decisions count the VM where it goes.
-	st.Zone, st.NodeName = ch.zone.name, ch.host.name
-	conds.restart(model.ConditionCreated, "False", model.ReasonCreating,
-		fmt.Sprintf("creating from %s %s (%s)%s in zone %s on host %s, datastore %s, with %s",
-			img.kind, img.name, img.displayName, cloneMode(img, model.LinkedClone(vm)), ch.zone.name, ch.host.name, ch.datastore.name, ch.policy))
-	if err := r.publish(ctx, o, st, conds); err != nil {
-		return reconcile.Result{}, err
-	}
-	unlock()
 	ref, err := r.create(ctx, t, id, vm.Spec, cls, img, ch, cloneHowOf(vm))
 	if err != nil {
 		conds.fail(model.ConditionCreated, model.ReasonError, err.Error())

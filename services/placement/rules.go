@@ -81,24 +81,27 @@ func (r *reconciler) ensureRules(ctx context.Context, namespace string, self map
 	if len(want) == 0 {
 		return nil
 	}
-	unlock := r.clusters.Lock(z.cluster.Value)
-	defer unlock()
-	cfg, err := r.clusterConfig(ctx, z)
-	if err != nil {
-		return err
-	}
-	var spec2 types.ClusterConfigSpecEx
-	for rule, members := range want {
-		addRule(&spec2, cfg, z, rule, members)
-	}
-	return r.reconfigureCluster(ctx, z, spec2)
+	return r.holdCluster(ctx, z.cluster.Value, func(ctx context.Context) error {
+		cfg, err := r.clusterConfig(ctx, z)
+		if err != nil {
+			return err
+		}
+		var spec types.ClusterConfigSpecEx
+		for rule, members := range want {
+			addRule(&spec, cfg, z, rule, members)
+		}
+		return r.reconfigureCluster(ctx, z, spec)
+	})
 }
 
 // leaveRules takes the VM out of every vmop rule and VM group of its zone's cluster,
 // removing those that no longer have the VMs they need.
 func (r *reconciler) leaveRules(ctx context.Context, z zone, vm types.ManagedObjectReference) error {
-	unlock := r.clusters.Lock(z.cluster.Value)
-	defer unlock()
+	return r.holdCluster(ctx, z.cluster.Value, func(ctx context.Context) error { return r.leaveRulesHeld(ctx, z, vm) })
+}
+
+// leaveRulesHeld is leaveRules holding the cluster.
+func (r *reconciler) leaveRulesHeld(ctx context.Context, z zone, vm types.ManagedObjectReference) error {
 	cfg, err := r.clusterConfig(ctx, z)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/view"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/reconcile"
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
@@ -31,9 +33,9 @@ import (
 type attacher struct {
 	vc  *govmomi.Client
 	cns *cnsRegistry
-	// locks serialise attaching one volume, so that two VMs reconciled at once cannot
-	// both find it free.
-	locks sync.Map // volume ID → *sync.Mutex
+	// js holds the scopes of the volumes being attached (reconcile.HoldScope), so that
+	// two VMs reconciled at once, by this replica or another, cannot both find one free.
+	js jetstream.JetStream
 	// later asks for another reconcile of the VM at a time: a claim grown before its CNS
 	// volume is, by the claim loop.
 	later func(ref events.Ref, at time.Time)
@@ -42,10 +44,17 @@ type attacher struct {
 // expansionPoll is how soon a VM is looked at again while a claim's expansion is pending.
 const expansionPoll = time.Second
 
-func (a *attacher) lock(id string) func() {
-	m, _ := a.locks.LoadOrStore(id, &sync.Mutex{})
-	m.(*sync.Mutex).Lock()
-	return m.(*sync.Mutex).Unlock
+// scopeVolumes is the kind of scope (reconcile.HoldScope) a CNS volume's attachment holds.
+const scopeVolumes = "volumes"
+
+// holdVolumes runs f holding the scopes of the volumes ids, taken in their order.
+func (a *attacher) holdVolumes(ctx context.Context, ids []string, f func(ctx context.Context) error) error {
+	if len(ids) == 0 {
+		return f(ctx)
+	}
+	return reconcile.HoldScope(ctx, a.js, model.ServiceStorage, scopeVolumes, ids[0], func(ctx context.Context) error {
+		return a.holdVolumes(ctx, ids[1:], f)
+	})
 }
 
 // wantVolume is one spec.volumes entry with a claim, resolved as far as it goes.
@@ -74,14 +83,8 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 	if err != nil {
 		return volumeReport{}, mvm, err
 	}
-	on := mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn
-
-	var changes []types.BaseVirtualDeviceConfigSpec
-	var pending []placedVolume // the volumes to attach, each at its slot
-	s := newSlots(devices)
-	keep := map[string]bool{} // volume IDs the spec still asks for
-	// The volumes to attach stay locked until their disks are added (in ID order, so
-	// two VMs never wait for each other).
+	// The volumes to attach stay held until their disks are added (in ID order, so two
+	// VMs never wait for each other).
 	var toAttach []string
 	for _, w := range want {
 		if w.problem == "" && volumeDisk(devices, w.cns) == nil {
@@ -89,9 +92,26 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 		}
 	}
 	slices.Sort(toAttach)
-	for _, id := range slices.Compact(toAttach) {
-		defer a.lock(id)()
-	}
+	var rep volumeReport
+	err = a.holdVolumes(ctx, slices.Compact(toAttach), func(ctx context.Context) error {
+		var err error
+		rep, mvm, err = a.apply(ctx, ref, vm, prev, want, vcVM, mvm)
+		return err
+	})
+	return rep, mvm, err
+}
+
+// apply attaches, grows and detaches the VM's managed volumes as want says, holding the
+// scopes of the volumes it attaches, and reports them.
+func (a *attacher) apply(ctx context.Context, ref events.Ref, vm model.VirtualMachine, prev []model.VirtualMachineVolumeStatus,
+	want []wantVolume, vcVM *object.VirtualMachine, mvm mo.VirtualMachine) (volumeReport, mo.VirtualMachine, error) {
+	devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
+	on := mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn
+
+	var changes []types.BaseVirtualDeviceConfigSpec
+	var pending []placedVolume // the volumes to attach, each at its slot
+	s := newSlots(devices)
+	keep := map[string]bool{} // volume IDs the spec still asks for
 	for i := range want {
 		w := &want[i]
 		if w.cns.id != "" {
@@ -274,7 +294,7 @@ func place(w *wantVolume, s *slots, on bool) (placedVolume, bool) {
 // refuses a second attachment of a volume: when another VM has its disk, the claim is
 // taken (unless both share it multi-writer); when none has, the attachment is left over
 // from a reconcile cut short before its reconfigure (this VM's, or a deleted VM's) and the
-// disk is added now. The caller holds the volumes' locks, so no other VM is between the
+// disk is added now. The caller holds the volumes' scopes, so no other VM is between the
 // two steps.
 func (a *attacher) attachAll(ctx context.Context, vcVM *object.VirtualMachine, pending []placedVolume, s *slots) ([]types.BaseVirtualDeviceConfigSpec, []string, error) {
 	ids := make([]string, len(pending))

@@ -1,0 +1,87 @@
+package placement
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/reconcile"
+)
+
+// Scopes (reconcile.HoldScope) of placement's decisions that span VMs, each held by one
+// reconcile at a time over every replica of the service.
+const (
+	// A namespace's placement decision reads where its other VMs are (affinity, groups)
+	// and records where this one goes before the next decision reads them.
+	scopeNamespaces = "namespaces"
+	// An edit of a cluster's rules and VM groups reads them and writes them back.
+	scopeClusters = "clusters"
+)
+
+// holdNamespace runs f as the namespace's one placement decision at a time.
+func (r *reconciler) holdNamespace(ctx context.Context, namespace string, f func(ctx context.Context) error) error {
+	return reconcile.HoldScope(ctx, r.js, model.ServicePlacement, scopeNamespaces, namespace, f)
+}
+
+// holdCluster runs f as the cluster's one rule edit at a time.
+func (r *reconciler) holdCluster(ctx context.Context, cluster string, f func(ctx context.Context) error) error {
+	return reconcile.HoldScope(ctx, r.js, model.ServicePlacement, scopeClusters, cluster, f)
+}
+
+// chooseAndRecord places the VM among the candidate zones and records the decision (in
+// the VM's slice, its zone label, or its instance storage) for the namespace's next
+// decisions to count; the caller holds the namespace. decided is false when the reconcile
+// ends here, with the conditions saying why (no place, or instance storage recorded first).
+func (r *reconciler) chooseAndRecord(ctx context.Context, o reconcile.Object, t *topology, id vmIdentity, vm *model.VirtualMachine,
+	cls *class, img *image, policy storagePolicy, candidates []string, st *model.VirtualMachineStatus, conds *conditions) (ch choice, decided bool, err error) {
+	peers, err := r.peers(ctx, id.namespace, id.name, affinity{self: o.Meta.Labels, spec: vm.Spec.Affinity}.relevant)
+	if err != nil {
+		return choice{}, false, err
+	}
+	need := instanceNeedOf(cls, vm)
+	ch, err = r.placeVM(ctx, t, id, o.Spec.Seq, o.Meta.Labels, vm, candidates, policy, need, peers)
+	if reason, ok := placementFailure(err); ok {
+		conds.fail(model.ConditionPlacementReady, reason, err.Error())
+		conds.fail(model.ConditionCreated, model.ReasonNotReady, "waiting for placement")
+		return choice{}, false, nil
+	}
+	if err != nil {
+		return choice{}, false, err
+	}
+	labelled := o.Meta.Labels[model.LabelZone] != ""
+	if need.unrecorded() {
+		// The host and the instance volumes are recorded first; the record's reconcile
+		// creates the VM on that host.
+		zone := ""
+		if !labelled {
+			zone = ch.zone.name
+		}
+		if err := r.recordInstanceStorage(ctx, o, vm, cls, ch.host, zone); err != nil {
+			return choice{}, false, err
+		}
+		conds.ok(model.ConditionPlacementReady)
+		conds.fail(model.ConditionCreated, model.ReasonNotReady, "instance storage recorded on host "+ch.host.name)
+		st.Zone, st.NodeName = ch.zone.name, ch.host.name // where the namespace's next decisions count it
+		return ch, false, nil
+	}
+	if !labelled {
+		if err := r.setZoneLabel(ctx, o, ch.zone.name); err != nil {
+			return choice{}, false, err
+		}
+	}
+	conds.put(model.ConditionPlacementReady, metav1.ConditionTrue, model.ReasonTrue,
+		fmt.Sprintf("zone %s, host %s (%s)", ch.zone.name, ch.host.name, ch.how))
+
+	// Record the decision and the create before issuing it: a restarted placement then
+	// waits for it, and the namespace's next decisions count the VM where it goes.
+	st.Zone, st.NodeName = ch.zone.name, ch.host.name
+	conds.restart(model.ConditionCreated, "False", model.ReasonCreating,
+		fmt.Sprintf("creating from %s %s (%s)%s in zone %s on host %s, datastore %s, with %s",
+			img.kind, img.name, img.displayName, cloneMode(img, model.LinkedClone(vm)), ch.zone.name, ch.host.name, ch.datastore.name, ch.policy))
+	if err := r.publish(ctx, o, st, conds); err != nil {
+		return choice{}, false, err
+	}
+	return ch, true, nil
+}
