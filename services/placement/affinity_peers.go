@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 )
@@ -42,55 +44,102 @@ type peerHead struct {
 	} `json:"spec"`
 }
 
+// peerReads bounds the reads of a namespace's VMs in flight at once.
+const peerReads = 16
+
+// headed is a peer as its record says, without where placement put it.
+type headed struct {
+	peer
+	uid string
+}
+
 // peers reads the namespace's VMs but self from SPECS, and where placement put those that
 // matter to self's affinity (relevant) from placement's slices in STATUS. Placement reads
 // them from the streams, never from the gateway: they are the truth the gateway folds too.
-func (r *reconciler) peers(ctx context.Context, namespace, self string, relevant func(peer) bool) ([]peer, error) {
+// earlier are the VMs as read before the caller took the namespace (readHeads): their
+// records are read again only for VMs whose place may have been decided since, by a
+// decision of their group (which labels its members' zones) or one that counts for self.
+func (r *reconciler) peers(ctx context.Context, namespace, self string, relevant func(peer) bool, earlier []headed) ([]peer, error) {
+	kept := map[string]headed{}
+	for _, h := range earlier {
+		if h.groupName == "" && !relevant(h.peer) {
+			kept[h.name] = h
+		}
+	}
+	heads, err := r.readHeads(ctx, namespace, self, kept)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]peer, len(heads))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(peerReads)
+	for i, h := range heads {
+		out[i] = h.peer
+		if relevant(h.peer) {
+			g.Go(func() (err error) {
+				out[i], err = r.readPlacement(gctx, events.Ref{Plural: pluralVMs, Namespace: namespace, Name: h.name}, h.uid, h.peer)
+				return err
+			})
+		}
+	}
+	return out, g.Wait()
+}
+
+// readHeads reads the records of the namespace's VMs but self, those in kept excepted
+// (taken as they are), a few at a time; deleted and unreadable ones are left out.
+func (r *reconciler) readHeads(ctx context.Context, namespace, self string, kept map[string]headed) ([]headed, error) {
 	subjects, err := events.Subjects(ctx, r.js, events.StreamSpecs, events.NamespaceSpecFilter(pluralVMs, namespace))
 	if err != nil {
 		return nil, fmt.Errorf("list the VMs of %s: %w", namespace, err)
 	}
-	var out []peer
-	for _, subj := range subjects {
+	heads := make([]headed, len(subjects))
+	found := make([]bool, len(subjects))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(peerReads)
+	for i, subj := range subjects {
 		ref, err := events.ParseSpecSubject(subj)
 		if err != nil || ref.Name == self {
 			continue
 		}
-		p, uid, ok, err := r.readPeer(ctx, ref)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
+		if h, ok := kept[ref.Name]; ok {
+			heads[i], found[i] = h, true
 			continue
 		}
-		if relevant(p) {
-			if p, err = r.readPlacement(ctx, ref, uid, p); err != nil {
-				return nil, err
-			}
+		g.Go(func() (err error) {
+			heads[i], found[i], err = r.readPeer(gctx, ref)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	out := heads[:0]
+	for i, h := range heads {
+		if found[i] {
+			out = append(out, h)
 		}
-		out = append(out, p)
 	}
 	return out, nil
 }
 
 // readPeer reads a VM's record: false for one deleted or unreadable.
-func (r *reconciler) readPeer(ctx context.Context, ref events.Ref) (peer, string, bool, error) {
+func (r *reconciler) readPeer(ctx context.Context, ref events.Ref) (headed, bool, error) {
 	rec, err := events.LastSpec(ctx, r.js, ref)
 	if errors.Is(err, events.ErrNotFound) {
-		return peer{}, "", false, nil
+		return headed{}, false, nil
 	}
 	if err != nil {
-		return peer{}, "", false, fmt.Errorf("read VM %s: %w", ref, err)
+		return headed{}, false, fmt.Errorf("read VM %s: %w", ref, err)
 	}
 	if rec.Op == events.OpDelete {
-		return peer{}, "", false, nil
+		return headed{}, false, nil
 	}
 	var head peerHead
 	if err := json.Unmarshal(rec.Body, &head); err != nil {
-		return peer{}, "", false, nil // a record no one can read places nothing
+		return headed{}, false, nil // a record no one can read places nothing
 	}
-	return peer{name: ref.Name, labels: head.Metadata.Labels, affinity: head.Spec.Affinity, zone: head.Metadata.Labels[model.LabelZone],
-		deleting: head.Metadata.DeletionTimestamp != "", groupName: head.Spec.GroupName, uuid: head.Spec.InstanceUUID}, head.Metadata.UID, true, nil
+	return headed{peer: peer{name: ref.Name, labels: head.Metadata.Labels, affinity: head.Spec.Affinity, zone: head.Metadata.Labels[model.LabelZone],
+		deleting: head.Metadata.DeletionTimestamp != "", groupName: head.Spec.GroupName, uuid: head.Spec.InstanceUUID}, uid: head.Metadata.UID}, true, nil
 }
 
 // readPlacement adds where placement put the VM, or decided to put it, from its slice of

@@ -97,20 +97,16 @@ type groupMember struct {
 }
 
 // placeVM places the VM reconciled (id, labels, vm) among the candidate zones, with its
-// group when it is in one (group placement, api-rules §9.3): members of a group go where
+// group (of the namespace's groups) when it is in one (group placement, api-rules §9.3): members of a group go where
 // the nearest group labelled with a zone says, and the unplaced VM members of its
 // top-most group, nested groups included, are placed together in this one decision, each
 // honouring its affinity and those placed before it. The others' zones are recorded as
 // their zone labels; their own reconciles then choose their hosts there (with their
 // instance storage, and the datastores of their own storage class).
 func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, specSeq uint64, labels map[string]string, vm *model.VirtualMachine,
-	candidates []string, policy storagePolicy, need instanceNeed, peers []peer) (choice, error) {
+	candidates []string, policy storagePolicy, need instanceNeed, peers []peer, groups map[string]vmGroup) (choice, error) {
 	if vm.Spec.GroupName == "" {
 		return r.place(ctx, t, candidates, policy, need, affinityFilters(labels, vm.Spec.Affinity, peers)...)
-	}
-	groups, err := r.groups(ctx, id.namespace)
-	if err != nil {
-		return choice{}, err
 	}
 	mine := chain(groups, vm.Spec.GroupName)
 	if gz, from := groupZone(mine); gz != "" && labels[model.LabelZone] == "" {

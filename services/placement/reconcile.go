@@ -155,11 +155,15 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		}
 		candidates = []string{zoneName}
 	}
+	view, err := r.viewNamespace(ctx, id, vm)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	var ch choice
 	decided := false // else the reconcile ends with the conditions it set
 	err = r.holdNamespace(ctx, id.namespace, func(ctx context.Context) error {
 		var err error
-		ch, decided, err = r.chooseAndRecord(ctx, o, t, id, vm, cls, img, *policy, candidates, st, conds)
+		ch, decided, err = r.chooseAndRecord(ctx, o, t, id, vm, cls, img, *policy, candidates, view, st, conds)
 		return err
 	})
 	if err != nil {

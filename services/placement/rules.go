@@ -261,7 +261,7 @@ func (r *reconciler) keepRules(ctx context.Context, t *topology, id vmIdentity, 
 		return nil
 	}
 	a := affinity{self: vm.Labels, spec: vm.Spec.Affinity}
-	peers, err := r.peers(ctx, id.namespace, id.name, a.relevant)
+	peers, err := r.peers(ctx, id.namespace, id.name, a.relevant, nil)
 	if err != nil {
 		return err
 	}
