@@ -106,43 +106,63 @@ type choice struct {
 	how       string
 }
 
-// place reads the capacity of the hosts of the given zones and of their datastores, asks
-// PBM which datastores suit the policy, narrows the hosts to those with the instance storage
-// the VM needs and by the filters (affinity, ...) and
-// lets vCenter decide among those left (decide); errNoCapacity or errNoCompatibleDatastore
-// when nothing qualifies, a filter's error when it leaves nothing.
-func (r *reconciler) place(ctx context.Context, t *topology, zoneNames []string, policy storagePolicy, need instanceNeed, filters ...hostFilter) (choice, error) {
-	var hosts []hostCapacity
-	var datastores []datastoreCapacity
+// room is what vCenter says of the hosts of every zone and their datastores, and which
+// datastores suit the VM's storage policy. Nothing in it waits for the namespace's other
+// decisions, so a decision reads it before it holds the namespace.
+type room struct {
+	hosts      []hostCapacity
+	datastores []datastoreCapacity
+	compatible map[types.ManagedObjectReference]bool
+	policy     storagePolicy
+}
+
+// readRoom reads the capacity of every zone's hosts and of their datastores, and asks PBM
+// which datastores suit the policy.
+func (r *reconciler) readRoom(ctx context.Context, t *topology, policy storagePolicy) (room, error) {
+	rm := room{policy: policy, compatible: map[types.ManagedObjectReference]bool{}}
 	err := traced(ctx, spanCapacity, func(ctx context.Context) error {
 		var err error
-		hosts, datastores, err = r.readCapacity(ctx, t, zoneNames)
-		if err != nil {
+		if rm.hosts, rm.datastores, err = r.readCapacity(ctx, t, t.names); err != nil {
 			return err
 		}
-		if hosts, err = r.withInstanceStorage(ctx, hosts, need); err != nil {
-			return err
+		compatible, err := r.compatibleDatastores(ctx, policy, rm.datastores)
+		for _, ds := range compatible {
+			rm.compatible[ds.ref] = true
 		}
-		compatible, err := r.compatibleDatastores(ctx, policy, datastores)
-		if err != nil {
-			return err
-		}
-		if len(compatible) == 0 {
-			return fmt.Errorf("%w: PBM calls none of the %d datastores of zone(s) %s compatible with %s",
-				errNoCompatibleDatastore, len(datastores), strings.Join(zoneNames, ", "), policy)
-		}
-		datastores = compatible
-		return nil
+		return err
 	})
+	return rm, err
+}
+
+// place narrows the hosts of the given zones (of rm) to those with the instance storage the
+// VM needs and by the filters (affinity, ...) and lets vCenter decide among those left
+// (decide); errNoCapacity or errNoCompatibleDatastore when nothing qualifies, a filter's
+// error when it leaves nothing.
+func (r *reconciler) place(ctx context.Context, t *topology, rm room, zoneNames []string, need instanceNeed, filters ...hostFilter) (choice, error) {
+	hosts := slices.DeleteFunc(slices.Clone(rm.hosts), func(h hostCapacity) bool { return !slices.Contains(zoneNames, h.zone) })
+	hosts, err := r.withInstanceStorage(ctx, hosts, need)
 	if err != nil {
 		return choice{}, err
+	}
+	var mountedAny, compatible []datastoreCapacity
+	for _, ds := range rm.datastores {
+		if slices.ContainsFunc(hosts, func(h hostCapacity) bool { return slices.Contains(h.datastores, ds.ref) }) {
+			mountedAny = append(mountedAny, ds)
+			if rm.compatible[ds.ref] {
+				compatible = append(compatible, ds)
+			}
+		}
+	}
+	if len(compatible) == 0 {
+		return choice{}, fmt.Errorf("%w: PBM calls none of the %d datastores of zone(s) %s compatible with %s",
+			errNoCompatibleDatastore, len(mountedAny), strings.Join(zoneNames, ", "), rm.policy)
 	}
 	// Only hosts that mount a usable compatible datastore can take the VM.
 	var withStorage []hostCapacity
 	storageOf := map[string]datastoreCapacity{}
 	for _, h := range hosts {
 		var mounted []datastoreCapacity
-		for _, ds := range datastores {
+		for _, ds := range compatible {
 			if slices.Contains(h.datastores, ds.ref) {
 				mounted = append(mounted, ds)
 			}
@@ -154,19 +174,19 @@ func (r *reconciler) place(ctx context.Context, t *topology, zoneNames []string,
 	}
 	if len(withStorage) == 0 {
 		return choice{}, fmt.Errorf("%w: no host of zone(s) %s mounts an accessible datastore with free space compatible with %s",
-			errNoCapacity, strings.Join(zoneNames, ", "), policy)
+			errNoCapacity, strings.Join(zoneNames, ", "), rm.policy)
 	}
 	usable := roomy(withStorage)
 	if len(usable) == 0 {
 		return choice{}, fmt.Errorf("%w: none of the %d hosts of zone(s) %s with a datastore for %s is connected, out of maintenance and has free CPU and memory",
-			errNoCapacity, len(withStorage), strings.Join(zoneNames, ", "), policy)
+			errNoCapacity, len(withStorage), strings.Join(zoneNames, ", "), rm.policy)
 	}
 	for _, f := range filters {
 		if usable, err = f(usable); err != nil {
 			return choice{}, err
 		}
 	}
-	return r.decide(ctx, t, usable, storageOf, policy)
+	return r.decide(ctx, t, usable, storageOf, rm.policy)
 }
 
 func (r *reconciler) readCapacity(ctx context.Context, t *topology, zoneNames []string) ([]hostCapacity, []datastoreCapacity, error) {

@@ -192,7 +192,11 @@ func TestVMFoundByNameIsAdoptedOrRefused(t *testing.T) {
 	if err != nil || img == nil {
 		t.Fatalf("image: %v", err)
 	}
-	ch, err := r.place(h.ctx, topo, []string{"zone-b"}, seededPolicy(t), instanceNeed{})
+	rm, err := r.readRoom(h.ctx, topo, seededPolicy(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := r.place(h.ctx, topo, rm, []string{"zone-b"}, instanceNeed{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +320,11 @@ func (h *harness) recordCreate(r *reconciler, v testVM) plannedCreate {
 	if p.topo, err = r.topology(h.ctx, false); err != nil {
 		h.t.Fatal(err)
 	}
-	if p.ch, err = r.place(h.ctx, p.topo, []string{"zone-a"}, seededPolicy(h.t), instanceNeed{}); err != nil {
+	rm, err := r.readRoom(h.ctx, p.topo, seededPolicy(h.t))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if p.ch, err = r.place(h.ctx, p.topo, rm, []string{"zone-a"}, instanceNeed{}); err != nil {
 		h.t.Fatal(err)
 	}
 	return p

@@ -30,16 +30,21 @@ func (r *reconciler) holdCluster(ctx context.Context, cluster string, f func(ctx
 	return reconcile.HoldScope(ctx, r.js, model.ServicePlacement, scopeClusters, cluster, f)
 }
 
-// namespaceView is what a placement decision reads of the VM's namespace before it holds
-// the namespace, where nothing waits for it: the other VMs' records, and the groups.
-type namespaceView struct {
+// preread is what a placement decision reads before it holds the VM's namespace, where
+// nothing waits for it: the namespace's other VMs' records and its groups, and vCenter's
+// room for the VM.
+type preread struct {
 	heads  []headed
 	groups map[string]vmGroup // nil unless the VM is in a group
+	room   room
 }
 
-func (r *reconciler) viewNamespace(ctx context.Context, id vmIdentity, vm *model.VirtualMachine) (namespaceView, error) {
-	var v namespaceView
+func (r *reconciler) readAhead(ctx context.Context, t *topology, id vmIdentity, vm *model.VirtualMachine, policy storagePolicy) (preread, error) {
+	var v preread
 	var err error
+	if v.room, err = r.readRoom(ctx, t, policy); err != nil {
+		return v, err
+	}
 	if v.heads, err = r.readHeads(ctx, id.namespace, id.name, nil); err != nil {
 		return v, err
 	}
@@ -49,22 +54,30 @@ func (r *reconciler) viewNamespace(ctx context.Context, id vmIdentity, vm *model
 	return v, err
 }
 
+// unplaced reports a placement failure (placementFailure) in the conditions.
+func unplaced(conds *conditions, err error) bool {
+	reason, ok := placementFailure(err)
+	if ok {
+		conds.fail(model.ConditionPlacementReady, reason, err.Error())
+		conds.fail(model.ConditionCreated, model.ReasonNotReady, "waiting for placement")
+	}
+	return ok
+}
+
 // chooseAndRecord places the VM among the candidate zones and records the decision (in
 // the VM's slice, its zone label, or its instance storage) for the namespace's next
-// decisions to count; the caller holds the namespace, and read view before. decided is
+// decisions to count; the caller holds the namespace, and read v before. decided is
 // false when the reconcile ends here, with the conditions saying why (no place, or
 // instance storage recorded first).
 func (r *reconciler) chooseAndRecord(ctx context.Context, o reconcile.Object, t *topology, id vmIdentity, vm *model.VirtualMachine,
-	cls *class, img *image, policy storagePolicy, candidates []string, view namespaceView, st *model.VirtualMachineStatus, conds *conditions) (ch choice, decided bool, err error) {
-	peers, err := r.peers(ctx, id.namespace, id.name, affinity{self: o.Meta.Labels, spec: vm.Spec.Affinity}.relevant, view.heads)
+	cls *class, img *image, candidates []string, v preread, st *model.VirtualMachineStatus, conds *conditions) (ch choice, decided bool, err error) {
+	peers, err := r.peers(ctx, id.namespace, id.name, affinity{self: o.Meta.Labels, spec: vm.Spec.Affinity}.relevant, v.heads)
 	if err != nil {
 		return choice{}, false, err
 	}
 	need := instanceNeedOf(cls, vm)
-	ch, err = r.placeVM(ctx, t, id, o.Spec.Seq, o.Meta.Labels, vm, candidates, policy, need, peers, view.groups)
-	if reason, ok := placementFailure(err); ok {
-		conds.fail(model.ConditionPlacementReady, reason, err.Error())
-		conds.fail(model.ConditionCreated, model.ReasonNotReady, "waiting for placement")
+	ch, err = r.placeVM(ctx, t, id, o.Spec.Seq, o.Meta.Labels, vm, candidates, v.room, need, peers, v.groups)
+	if unplaced(conds, err) {
 		return choice{}, false, nil
 	}
 	if err != nil {

@@ -104,9 +104,9 @@ type groupMember struct {
 // their zone labels; their own reconciles then choose their hosts there (with their
 // instance storage, and the datastores of their own storage class).
 func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, specSeq uint64, labels map[string]string, vm *model.VirtualMachine,
-	candidates []string, policy storagePolicy, need instanceNeed, peers []peer, groups map[string]vmGroup) (choice, error) {
+	candidates []string, rm room, need instanceNeed, peers []peer, groups map[string]vmGroup) (choice, error) {
 	if vm.Spec.GroupName == "" {
-		return r.place(ctx, t, candidates, policy, need, affinityFilters(labels, vm.Spec.Affinity, peers)...)
+		return r.place(ctx, t, rm, candidates, need, affinityFilters(labels, vm.Spec.Affinity, peers)...)
 	}
 	mine := chain(groups, vm.Spec.GroupName)
 	if gz, from := groupZone(mine); gz != "" && labels[model.LabelZone] == "" {
@@ -117,7 +117,7 @@ func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, sp
 		candidates = []string{gz}
 	}
 	if labels[model.LabelZone] != "" || len(mine) == 0 {
-		return r.place(ctx, t, candidates, policy, need, affinityFilters(labels, vm.Spec.Affinity, peers)...)
+		return r.place(ctx, t, rm, candidates, need, affinityFilters(labels, vm.Spec.Affinity, peers)...)
 	}
 	root := mine[len(mine)-1].name
 	// Another member's decision may have labelled this VM since its record was read: that
@@ -156,7 +156,7 @@ func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, sp
 		if m.self {
 			mine = need
 		}
-		ch, err := r.place(ctx, t, zones, policy, mine, affinityFilters(m.labels, m.affinity, others)...)
+		ch, err := r.place(ctx, t, rm, zones, mine, affinityFilters(m.labels, m.affinity, others)...)
 		if err != nil {
 			if m.self {
 				return choice{}, err

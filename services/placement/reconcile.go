@@ -155,7 +155,10 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		}
 		candidates = []string{zoneName}
 	}
-	view, err := r.viewNamespace(ctx, id, vm)
+	pre, err := r.readAhead(ctx, t, id, vm, *policy)
+	if unplaced(conds, err) {
+		return done()
+	}
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -163,7 +166,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 	decided := false // else the reconcile ends with the conditions it set
 	err = r.holdNamespace(ctx, id.namespace, func(ctx context.Context) error {
 		var err error
-		ch, decided, err = r.chooseAndRecord(ctx, o, t, id, vm, cls, img, *policy, candidates, view, st, conds)
+		ch, decided, err = r.chooseAndRecord(ctx, o, t, id, vm, cls, img, candidates, pre, st, conds)
 		return err
 	})
 	if err != nil {
