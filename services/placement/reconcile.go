@@ -113,7 +113,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		}
 		res, err := r.created(ctx, t, vm, found, policy, st, conds, done)
 		if err == nil && !rulesKept(prev, st.UniqueID) {
-			err = r.keepRules(ctx, t, id, vm, st)
+			err = r.keepRules(ctx, t, id, vm, st, nil)
 		}
 		if err == nil && vm.Labels[model.LabelZone] == "" && st.Zone != "" {
 			// The label is set before the create; a record that lost it gets it back.
@@ -191,7 +191,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 	if err != nil {
 		return res, err
 	}
-	return res, r.keepRules(ctx, t, id, vm, st)
+	return res, r.keepRules(ctx, t, id, vm, st, pre.heads)
 }
 
 // created reports an existing VM, and where it is: zone, host and the storage policy its

@@ -254,14 +254,15 @@ func (r *reconciler) reconfigureCluster(ctx context.Context, z zone, spec types.
 // VMs they select found in vCenter (by the moref placement reported, else by instance
 // UUID: a VM created at the same time may not have reported yet, and whichever of two
 // such VMs keeps its rules last finds the other). The slice reporting the VM created is
-// published only after, so a VM reported created has its rules (rulesKept).
-func (r *reconciler) keepRules(ctx context.Context, t *topology, id vmIdentity, vm *model.VirtualMachine, st *model.VirtualMachineStatus) error {
+// published only after, so a VM reported created has its rules (rulesKept). earlier are
+// the namespace's VMs read before, as for peers.
+func (r *reconciler) keepRules(ctx context.Context, t *topology, id vmIdentity, vm *model.VirtualMachine, st *model.VirtualMachineStatus, earlier []headed) error {
 	z, ok := t.zones[st.Zone]
 	if vm.Spec.Affinity == nil || !ok || st.UniqueID == "" {
 		return nil
 	}
 	a := affinity{self: vm.Labels, spec: vm.Spec.Affinity}
-	peers, err := r.peers(ctx, id.namespace, id.name, a.relevant, nil)
+	peers, err := r.peers(ctx, id.namespace, id.name, a.relevant, earlier)
 	if err != nil {
 		return err
 	}
