@@ -26,7 +26,9 @@ var errScopeLost = errors.New("the scope's lease was lost")
 // kind/name; others wait until f returns (or, for a replica that died holding it, until the
 // lease expires). f's ctx is cancelled once the lease is lost, and when HoldScope returns:
 // work f starts must not outlive it. A lease lost while f ran fails HoldScope, even when f
-// succeeded, so the caller retries its decision from what it reads then.
+// succeeded, so the caller retries its decision from what it reads then. Scopes held
+// together are taken in one order by every caller (a caller holding a scope and asking for
+// it again waits for itself).
 func HoldScope(ctx context.Context, js jetstream.JetStream, service, kind, name string, f func(ctx context.Context) error) error {
 	s := leasesOf(js, service)
 	key := events.ScopeLeaseKey(kind, name)
