@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmware/govmomi/cns"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/simulator"
 
@@ -92,22 +94,35 @@ func TestReplicasAttachReadWriteOnceClaimOnce(t *testing.T) {
 	}
 }
 
-// Two replicas of storage, eight claims created at once and each changed again while its
-// CNS volume is being created (the change's reconcile may fall to the other replica): each
-// is provisioned in CNS once (one volume of its name), as the claim's lease keeps its
-// reconciles one at a time across the replicas.
+// Two replicas of storage, eight claims created at once and each changed again while CNS
+// volumes are being created (a change's reconcile may fall to the other replica, while the
+// first still creates the claim's volume): each claim is provisioned in CNS once (one
+// volume of its name), as the claim's lease keeps its reconciles one at a time across the
+// replicas.
 func TestReplicasProvisionEachClaimOnce(t *testing.T) {
 	js := startService(t)
 	startReplica(t, js)
-	simulator.TaskDelay = simulator.DelayConfig{MethodDelay: map[string]int{"CnsCreateVolume": 500, "LockHandoff": 0}}
+	simulator.TaskDelay = simulator.DelayConfig{MethodDelay: map[string]int{"CnsCreateVolume": 1000, "LockHandoff": 0}}
 	t.Cleanup(func() { simulator.TaskDelay = simulator.DelayConfig{} })
+	cc, err := cns.NewClient(t.Context(), vc.Client.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// observer sees every unfinished creation as an earlier run's.
+	observer := &volumes{vc: vc.Client, cns: cc, started: time.Now().Add(time.Hour)}
 	var claims []*pvcFixture
 	for i := range 8 {
 		c := newPVCFixture(fmt.Sprintf("once-%d", i), "8Gi", "my-storage-class")
 		c.put(t, js)
+		claims = append(claims, c)
+	}
+	waitFor(t, "a CNS volume creation running", func() bool {
+		running, err := observer.earlierCreates(t.Context())
+		return err == nil && len(running) > 0
+	})
+	for _, c := range claims {
 		c.meta()["labels"] = map[string]any{"changed": "yes"}
 		c.put(t, js)
-		claims = append(claims, c)
 	}
 	for _, c := range claims {
 		c.waitBound(t, js)
