@@ -33,6 +33,9 @@ type affinity struct {
 	self  map[string]string // the VM's labels
 	spec  *model.AffinitySpec
 	peers []peer
+	// name and group (spec.groupName) of the VM: which of the peers waiting for a host
+	// come before it (see ahead).
+	name, group string
 }
 
 // term is one affinity term with what it is.
@@ -154,7 +157,7 @@ func (a affinity) filter(hosts []hostCapacity) ([]hostCapacity, error) {
 			return slices.Contains(doms, t.domainOf(h)) == t.anti
 		})
 		if t.anti && t.byHost() {
-			kept = reserve(kept, sel)
+			kept = a.reserve(kept, sel)
 		}
 		if len(kept) == 0 {
 			return nil, fmt.Errorf("%w: %s: %s", errAffinityUnsatisfiable, t, unmet(t, doms, hosts))
@@ -182,7 +185,7 @@ func (a affinity) keptApartBy(hosts []hostCapacity) ([]hostCapacity, error) {
 			dom := t.peerDomain(p)
 			kept := slices.DeleteFunc(slices.Clone(hosts), func(h hostCapacity) bool { return t.domainOf(h) == dom })
 			if t.byHost() {
-				kept = reserve(kept, []peer{p})
+				kept = a.reserve(kept, []peer{p})
 			}
 			if len(kept) == 0 {
 				return nil, fmt.Errorf("%w: VM %s's %s keeps this VM off %s, the only place left", errAffinityUnsatisfiable, p.name, t, dom)
@@ -217,19 +220,19 @@ func (a affinity) relevant(p peer) bool {
 	return false
 }
 
-// affinityFilters are the candidate filters of a VM with labels self and spec.affinity
-// spec among its namespace's peers.
-func affinityFilters(self map[string]string, spec *model.AffinitySpec, peers []peer) []hostFilter {
-	return []hostFilter{affinity{self: self, spec: spec, peers: peers}.filter}
+// affinityFilters are the candidate filters of the VM vm (its name, labels, affinity
+// and group) among its namespace's peers.
+func affinityFilters(vm peer, peers []peer) []hostFilter {
+	return []hostFilter{affinity{self: vm.labels, spec: vm.affinity, peers: peers, name: vm.name, group: vm.groupName}.filter}
 }
 
-// reserve drops the hosts of a zone whose peers decided (with their group) but not yet
-// on a host would find no host left apart from this VM: each needs one of the zone's free
-// hosts, and which one is theirs to choose.
-func reserve(hosts []hostCapacity, peers []peer) []hostCapacity {
+// reserve drops the hosts of a zone whose peers in a zone (decided with their group, or
+// labelled) but not yet on a host, and ahead of this VM, would find no host left apart
+// from this VM: each needs one of the zone's free hosts, and which one is theirs to choose.
+func (a affinity) reserve(hosts []hostCapacity, peers []peer) []hostCapacity {
 	pending := map[string]int{}
 	for _, p := range peers {
-		if p.placed() && p.host == "" {
+		if p.placed() && p.host == "" && a.ahead(p) {
 			pending[p.zone]++
 		}
 	}
@@ -238,6 +241,17 @@ func reserve(hosts []hostCapacity, peers []peer) []hostCapacity {
 		free[h.zone]++
 	}
 	return slices.DeleteFunc(hosts, func(h hostCapacity) bool { return pending[h.zone] > 0 && free[h.zone] <= pending[h.zone] })
+}
+
+// ahead reports whether the peer p, waiting for a host, has the first claim on one: a
+// peer decided with a group other than this VM's was decided before it; otherwise the
+// names decide. Without an order, VMs waiting at once in a zone with fewer free hosts
+// than they are would each keep the hosts for the others, and none would be placed.
+func (a affinity) ahead(p peer) bool {
+	if p.groupName != "" && p.groupName != a.group {
+		return true
+	}
+	return p.name < a.name
 }
 
 // unmet explains why no host is left for a required term.

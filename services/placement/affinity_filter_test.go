@@ -48,9 +48,15 @@ func TestAffinityFilter(t *testing.T) {
 	}{
 		{name: "anti-affinity off the hosts taken", spec: antiHost, self: member,
 			peers: []peer{{name: "x", labels: member, zone: "zone-c", host: "c1"}}, want: []string{"a1", "a2", "c2"}},
-		{name: "a peer decided in zone-c without a host keeps zone-c's last free host", spec: antiHost, self: member,
-			peers: []peer{{name: "x", labels: member, zone: "zone-c", host: "c1"}, {name: "y", labels: member, zone: "zone-c"}},
+		{name: "a peer decided with its group in zone-c without a host keeps zone-c's last free host", spec: antiHost, self: member,
+			peers: []peer{{name: "x", labels: member, zone: "zone-c", host: "c1"}, {name: "y", labels: member, zone: "zone-c", groupName: "g"}},
 			want:  []string{"a1", "a2"}},
+		{name: "so does a peer labelled zone-c that comes before this VM", spec: antiHost, self: member,
+			peers: []peer{{name: "x", labels: member, zone: "zone-c", host: "c1"}, {name: "a", labels: member, zone: "zone-c"}},
+			want:  []string{"a1", "a2"}},
+		{name: "not one that comes after it", spec: antiHost, self: member,
+			peers: []peer{{name: "x", labels: member, zone: "zone-c", host: "c1"}, {name: "y", labels: member, zone: "zone-c"}},
+			want:  []string{"a1", "a2", "c2"}},
 		{name: "every host taken", spec: antiHost, self: member,
 			peers: []peer{{name: "w", labels: member, zone: "zone-a", host: "a1"}, {name: "x", labels: member, zone: "zone-a", host: "a2"},
 				{name: "y", labels: member, zone: "zone-c", host: "c1"}, {name: "z", labels: member, zone: "zone-c", host: "c2"}},
@@ -67,10 +73,49 @@ func TestAffinityFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := affinity{self: tt.self, spec: tt.spec, peers: tt.peers}.filter(slices.Clone(all))
+			got, err := affinity{self: tt.self, spec: tt.spec, peers: tt.peers, name: "vm"}.filter(slices.Clone(all))
 			if !errors.Is(err, tt.err) || !slices.Equal(hostNames(got), tt.want) {
 				t.Errorf("hosts %v, err %v; want %v, %v", hostNames(got), err, tt.want, tt.err)
 			}
 		})
+	}
+}
+
+// Three VMs kept apart by host, labelled at once into a zone of two hosts: the first two
+// by name take the hosts, the third cannot be placed. Without an order each kept both
+// hosts for the other two, and none was placed.
+func TestAffinityFilterOrdersVMsWaitingForHosts(t *testing.T) {
+	member := map[string]string{"g": "1"}
+	antiHost := &model.AffinitySpec{VMAntiAffinity: &model.VMAntiAffinitySpec{RequiredDuringSchedulingPreferredDuringExecution: groupTerm(model.TopologyKeyHostname)}}
+	hosts := filterHosts("a1", "a2")
+	vms := []peer{{name: "vm-a"}, {name: "vm-b"}, {name: "vm-c"}}
+	for i := range vms {
+		vms[i].labels, vms[i].affinity, vms[i].zone = member, antiHost, "zone-a"
+	}
+	filter := func(i int) ([]string, error) {
+		others := slices.Delete(slices.Clone(vms), i, i+1)
+		got, err := affinityFilters(vms[i], others)[0](slices.Clone(hosts))
+		return hostNames(got), err
+	}
+	for _, want := range []struct {
+		vm    int
+		hosts []string
+		err   error
+	}{
+		{0, []string{"a1", "a2"}, nil},
+		{1, []string{"a1", "a2"}, nil}, // vm-a will take one, and one is left
+		{2, nil, errAffinityUnsatisfiable},
+	} {
+		if got, err := filter(want.vm); !slices.Equal(got, want.hosts) || !errors.Is(err, want.err) {
+			t.Errorf("%s waiting with the others: hosts %v, err %v; want %v, %v", vms[want.vm].name, got, err, want.hosts, want.err)
+		}
+	}
+	vms[0].host = "a1"
+	if got, err := filter(1); !slices.Equal(got, []string{"a2"}) || err != nil {
+		t.Errorf("vm-b once vm-a is on a1: hosts %v, err %v; want [a2]", got, err)
+	}
+	vms[1].host = "a2"
+	if _, err := filter(2); !errors.Is(err, errAffinityUnsatisfiable) {
+		t.Errorf("vm-c once both hosts are taken: err %v, want %v", err, errAffinityUnsatisfiable)
 	}
 }

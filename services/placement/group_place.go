@@ -105,8 +105,9 @@ type groupMember struct {
 // instance storage, and the datastores of their own storage class).
 func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, specSeq uint64, labels map[string]string, vm *model.VirtualMachine,
 	candidates []string, rm room, need instanceNeed, peers []peer, groups map[string]vmGroup) (choice, error) {
+	selfPeer := peer{name: id.name, labels: labels, affinity: vm.Spec.Affinity, groupName: vm.Spec.GroupName}
 	if vm.Spec.GroupName == "" {
-		return r.place(ctx, t, rm, candidates, need, affinityFilters(labels, vm.Spec.Affinity, peers)...)
+		return r.place(ctx, t, rm, candidates, need, affinityFilters(selfPeer, peers)...)
 	}
 	mine := chain(groups, vm.Spec.GroupName)
 	if gz, from := groupZone(mine); gz != "" && labels[model.LabelZone] == "" {
@@ -117,7 +118,7 @@ func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, sp
 		candidates = []string{gz}
 	}
 	if labels[model.LabelZone] != "" || len(mine) == 0 {
-		return r.place(ctx, t, rm, candidates, need, affinityFilters(labels, vm.Spec.Affinity, peers)...)
+		return r.place(ctx, t, rm, candidates, need, affinityFilters(selfPeer, peers)...)
 	}
 	root := mine[len(mine)-1].name
 	// Another member's decision may have labelled this VM since its record was read: that
@@ -128,7 +129,6 @@ func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, sp
 		return choice{}, fmt.Errorf("%w: %s/%s changed since its reconcile began", events.ErrConflict, id.namespace, id.name)
 	}
 
-	selfPeer := peer{name: id.name, labels: labels, affinity: vm.Spec.Affinity, groupName: vm.Spec.GroupName}
 	members := []groupMember{{peer: selfPeer, self: true}}
 	for _, p := range peers {
 		if c := chain(groups, p.groupName); !p.deleting && p.zone == "" && len(c) > 0 && c[len(c)-1].name == root {
@@ -156,7 +156,7 @@ func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, sp
 		if m.self {
 			mine = need
 		}
-		ch, err := r.place(ctx, t, rm, zones, mine, affinityFilters(m.labels, m.affinity, others)...)
+		ch, err := r.place(ctx, t, rm, zones, mine, affinityFilters(m.peer, others)...)
 		if err != nil {
 			if m.self {
 				return choice{}, err
