@@ -243,13 +243,14 @@ func (a affinity) reserve(hosts []hostCapacity, peers []peer) []hostCapacity {
 	return slices.DeleteFunc(hosts, func(h hostCapacity) bool { return pending[h.zone] > 0 && free[h.zone] <= pending[h.zone] })
 }
 
-// ahead reports whether the peer p, waiting for a host, has the first claim on one: a
-// peer decided with a group other than this VM's was decided before it; otherwise the
-// names decide. Without an order, VMs waiting at once in a zone with fewer free hosts
-// than they are would each keep the hosts for the others, and none would be placed.
+// ahead reports whether the peer p, waiting for a host, has the first claim on one. The
+// claims are one order, the same seen from either VM: VMs in a group (decided with it)
+// before those in none, groups by name, and within one group (or none) VMs by name.
+// Without it, VMs waiting at once in a zone with fewer free hosts than they are would
+// each keep the hosts for the others, and none would be placed.
 func (a affinity) ahead(p peer) bool {
-	if p.groupName != "" && p.groupName != a.group {
-		return true
+	if p.groupName != a.group {
+		return p.groupName != "" && (a.group == "" || p.groupName < a.group)
 	}
 	return p.name < a.name
 }

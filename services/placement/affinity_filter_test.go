@@ -85,13 +85,8 @@ func TestAffinityFilter(t *testing.T) {
 // by name take the hosts, the third cannot be placed. Without an order each kept both
 // hosts for the other two, and none was placed.
 func TestAffinityFilterOrdersVMsWaitingForHosts(t *testing.T) {
-	member := map[string]string{"g": "1"}
-	antiHost := &model.AffinitySpec{VMAntiAffinity: &model.VMAntiAffinitySpec{RequiredDuringSchedulingPreferredDuringExecution: groupTerm(model.TopologyKeyHostname)}}
 	hosts := filterHosts("a1", "a2")
-	vms := []peer{{name: "vm-a"}, {name: "vm-b"}, {name: "vm-c"}}
-	for i := range vms {
-		vms[i].labels, vms[i].affinity, vms[i].zone = member, antiHost, "zone-a"
-	}
+	vms := []peer{waitingApart("vm-a", ""), waitingApart("vm-b", ""), waitingApart("vm-c", "")}
 	filter := func(i int) ([]string, error) {
 		others := slices.Delete(slices.Clone(vms), i, i+1)
 		got, err := affinityFilters(vms[i], others)[0](slices.Clone(hosts))
@@ -118,4 +113,29 @@ func TestAffinityFilterOrdersVMsWaitingForHosts(t *testing.T) {
 	if _, err := filter(2); !errors.Is(err, errAffinityUnsatisfiable) {
 		t.Errorf("vm-c once both hosts are taken: err %v, want %v", err, errAffinityUnsatisfiable)
 	}
+}
+
+// The claims of VMs waiting for a host are one order, the same from either VM: of two
+// waiting for a zone's last free host, exactly one keeps it for the other, in a group
+// or not.
+func TestAffinityFilterClaimsAreOneOrder(t *testing.T) {
+	hosts := filterHosts("a1", "a2")
+	third := waitingApart("vm-x", "")
+	third.host = "a1"
+	for _, groups := range [][2]string{{"", ""}, {"", "g"}, {"g", ""}, {"g", "g"}, {"g", "h"}, {"h", "g"}} {
+		a, b := waitingApart("vm-a", groups[0]), waitingApart("vm-b", groups[1])
+		forA, _ := affinityFilters(a, []peer{b, third})[0](slices.Clone(hosts))
+		forB, _ := affinityFilters(b, []peer{a, third})[0](slices.Clone(hosts))
+		if len(forA)+len(forB) != 1 {
+			t.Errorf("vm-a in group %q, vm-b in group %q: vm-a may take %v, vm-b %v; want exactly one of them to take a2",
+				groups[0], groups[1], hostNames(forA), hostNames(forB))
+		}
+	}
+}
+
+// waitingApart is a VM of group (or none) in zone-a, not yet on a host, with required host
+// anti-affinity to the VMs labelled g=1, as it is.
+func waitingApart(name, group string) peer {
+	antiHost := &model.AffinitySpec{VMAntiAffinity: &model.VMAntiAffinitySpec{RequiredDuringSchedulingPreferredDuringExecution: groupTerm(model.TopologyKeyHostname)}}
+	return peer{name: name, labels: map[string]string{"g": "1"}, affinity: antiHost, zone: "zone-a", groupName: group}
 }
