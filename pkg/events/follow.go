@@ -2,7 +2,9 @@ package events
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -66,4 +68,40 @@ func Follow(ctx context.Context, js jetstream.JetStream, stream string, cfg jets
 		return nil
 	})
 	return feed, err
+}
+
+// ErrFeed marks a failure to follow a stream (NATS, not the follower's own work):
+// [FollowAgain] follows it again.
+var ErrFeed = errors.New("feed of the stream failed")
+
+// How long FollowAgain waits before following again: doubling from followAgainMin up to
+// followAgainMax while the stream cannot be followed at all.
+const (
+	followAgainMin = 100 * time.Millisecond
+	followAgainMax = 5 * time.Second
+)
+
+// FollowAgain runs follow until ctx ends, and again after each failure wrapping [ErrFeed],
+// logged with msg: at once when its feed had opened (opened), else after a wait that grows
+// while the stream cannot be followed at all. It returns nil when ctx ends, or follow's
+// first other error.
+func FollowAgain(ctx context.Context, log *slog.Logger, msg string, follow func(ctx context.Context) (opened bool, err error)) error {
+	for wait := followAgainMin; ; wait = min(2*wait, followAgainMax) {
+		opened, err := follow(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !errors.Is(err, ErrFeed) {
+			return err
+		}
+		if opened {
+			wait = followAgainMin
+		}
+		log.Warn(msg, "err", err, "after", wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
 }

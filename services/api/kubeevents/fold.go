@@ -3,7 +3,6 @@ package kubeevents
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -20,40 +19,14 @@ const (
 	syncTimeout   = 10 * time.Second // how long a consistent read waits for the fold
 )
 
-// How long Fold waits before following EVENTS again after its feed failed: doubling from
-// reopenMin up to reopenMax while the stream cannot be followed at all.
-const (
-	reopenMin = 100 * time.Millisecond
-	reopenMax = 5 * time.Second
-)
-
-// errFeed marks a failure to follow EVENTS (NATS), after which Fold follows it again from
-// where it got to; any other failure (the database) ends Fold.
-var errFeed = errors.New("events' feed of the stream")
-
 // Fold follows EVENTS from [Retention] ago and keeps the table until ctx ends; it returns
 // nil then, and an error only when it cannot go on (database failure). When its feed of
 // the stream fails (a lost NATS node whose consumer cannot be recreated), it follows the
 // stream again after the last Event it folded.
 func (s *Store) Fold(ctx context.Context, js jetstream.JetStream) error {
-	for wait := reopenMin; ; wait = min(2*wait, reopenMax) {
-		opened, err := s.fold(ctx, js)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if !errors.Is(err, errFeed) {
-			return err
-		}
-		if opened {
-			wait = reopenMin
-		}
-		s.log.Warn("events follow the stream again", "err", err, "after", wait)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(wait):
-		}
-	}
+	return events.FollowAgain(ctx, s.log, "events follow the stream again", func(ctx context.Context) (bool, error) {
+		return s.fold(ctx, js)
+	})
 }
 
 // fold follows EVENTS until ctx ends or something fails; opened: the feed was open.
@@ -68,7 +41,7 @@ func (s *Store) fold(ctx context.Context, js jetstream.JetStream) (opened bool, 
 	}
 	feed, err := events.Follow(ctx, js, events.StreamEvents, cfg)
 	if err != nil {
-		return false, fmt.Errorf("%w: %w", errFeed, err)
+		return false, fmt.Errorf("%w: %w", events.ErrFeed, err)
 	}
 	defer feed.Stop()
 	if feed.Pending == 0 { // nothing within Retention: the fold is current at the stream's end
@@ -98,7 +71,7 @@ func (s *Store) fold(ctx context.Context, js jetstream.JetStream) (opened bool, 
 		case <-ctx.Done():
 			return true, nil
 		case err := <-errc:
-			return true, fmt.Errorf("%w: consume stream %s: %w", errFeed, events.StreamEvents, err)
+			return true, fmt.Errorf("%w: consume stream %s: %w", events.ErrFeed, events.StreamEvents, err)
 		case <-prune.C:
 			if err := s.prune(time.Now().Add(-Retention)); err != nil {
 				return true, err

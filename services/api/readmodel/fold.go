@@ -21,17 +21,6 @@ const (
 	walIdle = 2 * time.Second
 )
 
-// How long Fold waits before following the streams again after its feed failed: doubling
-// from reopenMin up to reopenMax while the streams cannot be followed at all.
-const (
-	reopenMin = 100 * time.Millisecond
-	reopenMax = 5 * time.Second
-)
-
-// errFeed marks a failure to follow the streams (NATS), after which Fold follows them
-// again from its checkpoints; any other failure (the database) ends Fold.
-var errFeed = errors.New("read model's feed of the streams")
-
 // Fold applies the SPECS and STATUS streams to the read model until ctx ends; it returns
 // nil then, and an error only when it cannot go on (database failure). It resumes after
 // the stored checkpoints, so calling it again (after a restart, or after an error)
@@ -51,24 +40,9 @@ func (s *Store) Fold(ctx context.Context, js jetstream.JetStream) error {
 	}
 	defer s.folding.Store(false)
 	rebuilding := false
-	for wait := reopenMin; ; wait = min(2*wait, reopenMax) {
-		opened, err := s.fold(ctx, js, &rebuilding)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if !errors.Is(err, errFeed) {
-			return err
-		}
-		if opened {
-			wait = reopenMin
-		}
-		s.opts.logger.Warn("read model follows the streams again", "err", err, "after", wait)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(wait):
-		}
-	}
+	return events.FollowAgain(ctx, s.opts.logger, "read model follows the streams again", func(ctx context.Context) (bool, error) {
+		return s.fold(ctx, js, &rebuilding)
+	})
 }
 
 // Following reports whether Fold is running with its feeds of both streams open.
@@ -124,7 +98,7 @@ func openFeed(ctx context.Context, js jetstream.JetStream, stream, filter string
 	}
 	feed, err := events.Follow(ctx, js, stream, cfg)
 	if err != nil {
-		return nil, streamStart{}, fmt.Errorf("%w: %w", errFeed, err)
+		return nil, streamStart{}, fmt.Errorf("%w: %w", events.ErrFeed, err)
 	}
 	if after > feed.StreamLast {
 		feed.Stop()
@@ -142,13 +116,13 @@ func pump(ctx context.Context, stream string, it jetstream.MessagesContext, out 
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			if ctx.Err() == nil {
-				errc <- fmt.Errorf("%w: consume stream %s: %w", errFeed, stream, err)
+				errc <- fmt.Errorf("%w: consume stream %s: %w", events.ErrFeed, stream, err)
 			}
 			return
 		}
 		meta, err := msg.Metadata()
 		if err != nil {
-			errc <- fmt.Errorf("%w: consume stream %s: %w", errFeed, stream, err)
+			errc <- fmt.Errorf("%w: consume stream %s: %w", events.ErrFeed, stream, err)
 			return
 		}
 		m := inbound{stream: stream, seq: meta.Sequence.Stream, pending: meta.NumPending, msg: msg}

@@ -27,7 +27,7 @@ func (s *Store) verifyCheckpoints(ctx context.Context, js jetstream.JetStream) (
 			return true, s.startOver()
 		}
 		if err != nil {
-			return false, fmt.Errorf("%w: verify read model checkpoint: %w", errFeed, err)
+			return false, fmt.Errorf("%w: verify read model checkpoint: %w", events.ErrFeed, err)
 		}
 	}
 	return false, nil
