@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,11 +24,7 @@ func TestReadyzFollowsTheReadModelsLag(t *testing.T) {
 	}
 	var unanswered atomic.Int32
 	js := eventstest.Lossy(t, s, 5*time.Second, func(subject string, _ *nats.Msg, _ *string) bool {
-		// $JS.API.CONSUMER.CREATE.SPECS.<name>.<filter>: an ordered consumer's name ends in
-		// _1 when it is created, _2 … when it recreates itself.
-		tokens := strings.Split(subject, ".")
-		if len(tokens) < 6 || tokens[2] != "CONSUMER" || tokens[3] != "CREATE" || tokens[4] != events.StreamSpecs ||
-			strings.HasSuffix(tokens[5], "_1") {
+		if !eventstest.RecreatedConsumer(subject, events.StreamSpecs) {
 			return false
 		}
 		unanswered.Add(1)

@@ -41,3 +41,13 @@ func Lossy(t testing.TB, s *server.Server, timeout time.Duration, lose func(subj
 	}
 	return js
 }
+
+// RecreatedConsumer reports whether subject asks to recreate an ordered consumer of stream
+// (of any stream when ""), as one does after losing its server: the subject is
+// $JS.API.CONSUMER.CREATE.<stream>.<name>[.<filter>], and the name ends in _1 when the
+// consumer is created, _2 … when it recreates itself.
+func RecreatedConsumer(subject, stream string) bool {
+	tokens := strings.Split(subject, ".")
+	return len(tokens) >= 6 && tokens[2] == "CONSUMER" && tokens[3] == "CREATE" &&
+		(stream == "" || tokens[4] == stream) && !strings.HasSuffix(tokens[5], "_1")
+}

@@ -1,7 +1,6 @@
 package kubeevents
 
 import (
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,10 +23,7 @@ func TestFoldFollowsAgainWhenItsConsumerCannotBeRecreated(t *testing.T) {
 	}
 	var unanswered atomic.Int32
 	js := eventstest.Lossy(t, s, 500*time.Millisecond, func(subject string, _ *nats.Msg, _ *string) bool {
-		// $JS.API.CONSUMER.CREATE.<stream>.<name>[.<filter>]: an ordered consumer's name
-		// ends in _1 when it is created, _2 … when it recreates itself.
-		tokens := strings.Split(subject, ".")
-		if len(tokens) < 6 || tokens[2] != "CONSUMER" || tokens[3] != "CREATE" || strings.HasSuffix(tokens[5], "_1") {
+		if !eventstest.RecreatedConsumer(subject, "") {
 			return false
 		}
 		unanswered.Add(1)
