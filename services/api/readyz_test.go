@@ -2,11 +2,8 @@ package api_test
 
 import (
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/events/eventstest"
@@ -17,19 +14,7 @@ import (
 // the consumer's recreation unanswered, as after a NATS node is killed) it is 503, and
 // once the fold follows the streams again it is 200 and the write is there.
 func TestReadyzFollowsTheReadModelsLag(t *testing.T) {
-	s := eventstest.Server(t)
-	admin, _ := eventstest.Connect(t, s)
-	if err := events.Setup(t.Context(), admin); err != nil {
-		t.Fatal(err)
-	}
-	var unanswered atomic.Int32
-	js := eventstest.Lossy(t, s, 5*time.Second, func(subject string, _ *nats.Msg, _ *string) bool {
-		if !eventstest.RecreatedConsumer(subject, events.StreamSpecs) {
-			return false
-		}
-		unanswered.Add(1)
-		return true
-	})
+	admin, js, unanswered := eventstest.LosingRecreations(t, 5*time.Second, events.StreamSpecs)
 	g := startGateway(t, js, t.TempDir())
 	ready := func() int {
 		code, _ := g.do("GET", "/readyz", "", nil)

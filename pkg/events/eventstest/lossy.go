@@ -2,12 +2,14 @@ package eventstest
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmop/vmop/pkg/events"
 )
 
 // Lossy is a JetStream client whose API requests and KV writes pass through a gateway
@@ -50,4 +52,26 @@ func RecreatedConsumer(subject, stream string) bool {
 	tokens := strings.Split(subject, ".")
 	return len(tokens) >= 6 && tokens[2] == "CONSUMER" && tokens[3] == "CREATE" &&
 		(stream == "" || tokens[4] == stream) && !strings.HasSuffix(tokens[5], "_1")
+}
+
+// LosingRecreations starts a server with vmop's streams set up and returns a connection to
+// it (admin) and one (js, requests timing out after timeout) on which every re-creation of
+// an ordered consumer of stream ("" any) goes unanswered, as when the consumer's server was
+// killed; lost counts them.
+func LosingRecreations(t testing.TB, timeout time.Duration, stream string) (admin, js jetstream.JetStream, lost *atomic.Int32) {
+	t.Helper()
+	s := Server(t)
+	admin, _ = Connect(t, s)
+	if err := events.Setup(t.Context(), admin); err != nil {
+		t.Fatal(err)
+	}
+	lost = new(atomic.Int32)
+	js = Lossy(t, s, timeout, func(subject string, _ *nats.Msg, _ *string) bool {
+		if !RecreatedConsumer(subject, stream) {
+			return false
+		}
+		lost.Add(1)
+		return true
+	})
+	return admin, js, lost
 }

@@ -1,11 +1,8 @@
 package kubeevents
 
 import (
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/events/eventstest"
@@ -16,19 +13,7 @@ import (
 // from the Event after the last it folded: an Event published meanwhile arrives, and none
 // is folded twice.
 func TestFoldFollowsAgainWhenItsConsumerCannotBeRecreated(t *testing.T) {
-	s := eventstest.Server(t)
-	admin, _ := eventstest.Connect(t, s)
-	if err := events.Setup(t.Context(), admin); err != nil {
-		t.Fatal(err)
-	}
-	var unanswered atomic.Int32
-	js := eventstest.Lossy(t, s, 500*time.Millisecond, func(subject string, _ *nats.Msg, _ *string) bool {
-		if !eventstest.RecreatedConsumer(subject, "") {
-			return false
-		}
-		unanswered.Add(1)
-		return true
-	})
+	admin, js, unanswered := eventstest.LosingRecreations(t, 500*time.Millisecond, "")
 	publish(t, admin, vmA, events.TypeVirtualMachineCreated, "uid-a/created", map[string]any{})
 	st := folding(t, js, t.TempDir())
 	synced(t, st, admin)

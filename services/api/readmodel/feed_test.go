@@ -3,11 +3,8 @@ package readmodel
 import (
 	"context"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/events/eventstest"
@@ -20,19 +17,7 @@ import (
 // recreation of a feed's consumer goes unanswered, and a write still reaches the read
 // model.
 func TestFoldFollowsAgainWhenItsConsumerCannotBeRecreated(t *testing.T) {
-	s := eventstest.Server(t)
-	admin, _ := eventstest.Connect(t, s)
-	if err := events.Setup(t.Context(), admin); err != nil {
-		t.Fatal(err)
-	}
-	var unanswered atomic.Int32
-	js := eventstest.Lossy(t, s, 500*time.Millisecond, func(subject string, _ *nats.Msg, _ *string) bool {
-		if !eventstest.RecreatedConsumer(subject, "") {
-			return false
-		}
-		unanswered.Add(1)
-		return true
-	})
+	admin, js, unanswered := eventstest.LosingRecreations(t, 500*time.Millisecond, "")
 	h := &harness{t: t, js: js, path: filepath.Join(t.TempDir(), "readmodel.db"), last: map[events.Ref]uint64{}}
 	h.open()
 	h.fold()
