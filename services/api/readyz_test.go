@@ -24,16 +24,7 @@ func TestReadyzFollowsTheReadModelsLag(t *testing.T) {
 		t.Fatalf("/readyz of a gateway that is current = %d, want 200", code)
 	}
 
-	specs, err := admin.Stream(t.Context(), events.StreamSpecs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := specs.ConsumerNames(t.Context())
-	for name := range names.Name() {
-		if err := specs.DeleteConsumer(t.Context(), name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	eventstest.DropConsumers(t, admin, events.StreamSpecs)
 	ns := []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"written-meanwhile","uid":"u1"}}`)
 	if _, err := events.AppendSpec(t.Context(), admin, events.Ref{Plural: "namespaces", Name: "written-meanwhile"}, events.OpPut, ns, 0, nil); err != nil {
 		t.Fatal(err)

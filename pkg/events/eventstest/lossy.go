@@ -75,3 +75,22 @@ func LosingRecreations(t testing.TB, timeout time.Duration, stream string) (admi
 	})
 	return admin, js, lost
 }
+
+// DropConsumers deletes every consumer of stream, as a server that is lost takes those it
+// held: an ordered consumer then recreates itself.
+func DropConsumers(t testing.TB, js jetstream.JetStream, stream string) {
+	t.Helper()
+	st, err := js.Stream(t.Context(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := st.ConsumerNames(t.Context())
+	for name := range names.Name() {
+		if err := st.DeleteConsumer(t.Context(), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := names.Err(); err != nil {
+		t.Fatal(err)
+	}
+}

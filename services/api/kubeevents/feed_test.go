@@ -18,19 +18,7 @@ func TestFoldFollowsAgainWhenItsConsumerCannotBeRecreated(t *testing.T) {
 	st := folding(t, js, t.TempDir())
 	synced(t, st, admin)
 
-	stream, err := admin.Stream(t.Context(), events.StreamEvents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := stream.ConsumerNames(t.Context())
-	for name := range names.Name() {
-		if err := stream.DeleteConsumer(t.Context(), name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := names.Err(); err != nil {
-		t.Fatal(err)
-	}
+	eventstest.DropConsumers(t, admin, events.StreamEvents)
 	publish(t, admin, vmA, events.TypeVirtualMachinePoweredOn, "uid-a/poweredon/2", map[string]any{})
 	// nats.go gives a recreation 10 s before it counts as unanswered (longer than Sync waits).
 	deadline := time.Now().Add(time.Minute)

@@ -29,19 +29,7 @@ func TestFoldFollowsAgainWhenItsConsumerCannotBeRecreated(t *testing.T) {
 	}
 
 	// Losing its consumer makes the ordered consumer recreate itself, unanswered.
-	specs, err := admin.Stream(t.Context(), events.StreamSpecs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := specs.ConsumerNames(t.Context())
-	for name := range names.Name() {
-		if err := specs.DeleteConsumer(t.Context(), name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := names.Err(); err != nil {
-		t.Fatal(err)
-	}
+	eventstest.DropConsumers(t, admin, events.StreamSpecs)
 	seq := h.put(obj{ns: "ns", name: "b", uid: "b"})
 	// nats.go gives a recreation 10 s before it counts as unanswered.
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
