@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmop/vmop/pkg/events/eventstest"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
@@ -96,10 +97,10 @@ func newReadPathStack(tb testing.TB) *readPathStack {
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	data := tb.TempDir()
-	vcsimAddr, natsAddr := freeBenchAddr(tb), freeBenchAddr(tb)
+	vcsimAddr, natsAddr := eventstest.FreeAddr(tb), eventstest.FreeAddr(tb)
 	s := &readPathStack{tb: tb, env: map[string]string{
 		"VMOP_DATA":             data,
-		"VMOP_ADDR":             freeBenchAddr(tb),
+		"VMOP_ADDR":             eventstest.FreeAddr(tb),
 		"VMOP_NATS_ADDR":        natsAddr,
 		"VMOP_NATS_URL":         "nats://" + natsAddr,
 		"VMOP_VCSIM_ADDR":       vcsimAddr,

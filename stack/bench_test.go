@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/vmop/vmop/pkg/events/eventstest"
 	vmopvc "github.com/vmop/vmop/pkg/vcenter"
 )
 
@@ -169,11 +169,11 @@ func startBenchStack(b *testing.B) *benchStack {
 	b.Cleanup(func() { slog.SetDefault(prev) })
 
 	data := b.TempDir()
-	vcsimAddr := freeBenchAddr(b)
+	vcsimAddr := eventstest.FreeAddr(b)
 	env := map[string]string{
 		"VMOP_DATA":       data,
-		"VMOP_ADDR":       freeBenchAddr(b),
-		"VMOP_NATS_ADDR":  freeBenchAddr(b),
+		"VMOP_ADDR":       eventstest.FreeAddr(b),
+		"VMOP_NATS_ADDR":  eventstest.FreeAddr(b),
 		"VMOP_VCSIM_ADDR": vcsimAddr,
 	}
 	cfg, err := loadConfig(func(k string) string { return env[k] })
@@ -224,15 +224,6 @@ func startBenchStack(b *testing.B) *benchStack {
 		URL:    &url.URL{Scheme: "https", Host: vcsimAddr, Path: "/sdk", User: url.UserPassword(cfg.VCenterUser, cfg.VCenterPassword)},
 		CAFile: vcsimCertFile(cfg),
 	}}
-}
-
-func freeBenchAddr(b testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // waitFor polls cond until it holds or the deadline passes.

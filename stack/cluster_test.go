@@ -105,8 +105,8 @@ func TestReplicatedStackSurvivesNodeAndReplicaLoss(t *testing.T) {
 			"VMOP_VCENTER_CA_FILE=" + filepath.Join(simDir, "vcsim", inventory.SimCertFile),
 		}
 	}
-	dataA, dataB, addrB := t.TempDir(), t.TempDir(), freeAddr(t)
-	a := startVmopProcess(t, dataA, env(dataA, freeAddr(t)))
+	dataA, dataB, addrB := t.TempDir(), t.TempDir(), eventstest.FreeAddr(t)
+	a := startVmopProcess(t, dataA, env(dataA, eventstest.FreeAddr(t)))
 	// The second gateway serves the same API: the same CA, serving certificate and tokens.
 	copyFiles(t, dataA, dataB, "pki", "tokens.yaml", "kubeconfig")
 	b := startVmopProcess(t, dataB, env(dataB, addrB))

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/vmop/vmop/pkg/events/eventstest"
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
@@ -64,7 +65,7 @@ const recordStatuses = `(() => {
 // delete it; then a pasted v1alpha4 dry run, the image inventory and the Events feed.
 func TestConsoleInBrowser(t *testing.T) {
 	browser := chromium(t)
-	vcsimAddr := freeAddr(t)
+	vcsimAddr := eventstest.FreeAddr(t)
 	s := startStackWith(t, map[string]string{"VMOP_VCSIM_ADDR": vcsimAddr})
 	base := s.kubectl("config", "view", "--minify", "--context", "admin", "-o", "jsonpath={.clusters[0].cluster.server}")
 	token := s.kubectl("config", "view", "--raw", "--minify", "--context", "admin", "-o", "jsonpath={.users[0].user.token}")

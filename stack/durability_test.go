@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vmop/vmop/pkg/events/eventstest"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/services/api/readmodel"
 )
@@ -33,8 +34,8 @@ func TestSIGKILLKeepsEveryAcknowledgedWrite(t *testing.T) {
 	data := t.TempDir()
 	env := []string{
 		"VMOP_DATA=" + data,
-		"VMOP_ADDR=" + freeAddr(t),
-		"VMOP_NATS_ADDR=" + freeAddr(t),
+		"VMOP_ADDR=" + eventstest.FreeAddr(t),
+		"VMOP_NATS_ADDR=" + eventstest.FreeAddr(t),
 		"VMOP_VCSIM_ADDR=127.0.0.1:0",
 	}
 	vmop := startVmopProcess(t, data, env)
@@ -196,7 +197,7 @@ func readModelEpoch(t *testing.T, data string) string {
 // object of every kind, resourceVersions included.
 func compareWithFreshReadModel(t *testing.T, data, epoch string) {
 	t.Helper()
-	ns, err := startNATS(t.Context(), config{Data: data, NATSAddr: freeAddr(t)})
+	ns, err := startNATS(t.Context(), config{Data: data, NATSAddr: eventstest.FreeAddr(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vmop/vmop/pkg/events/eventstest"
 )
 
 // sampleSum adds the samples of metric whose labels include every one of labels
@@ -45,7 +47,7 @@ func get(t *testing.T, url string) (int, string) {
 // creation did: requests, reconciles, vCenter calls and tasks; the queue and consumer
 // gauges and /healthz are there.
 func TestMetrics(t *testing.T) {
-	metricsAddr := freeAddr(t)
+	metricsAddr := eventstest.FreeAddr(t)
 	s := startStackWith(t, map[string]string{"VMOP_METRICS_ADDR": metricsAddr})
 	s.applyVM("metrics-vm", "metrics")
 	services := "http://" + metricsAddr

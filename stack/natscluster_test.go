@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/events/eventstest"
 )
 
 // Compose's NATS: nats-init writes the keys the nodes share and hands a part its own
@@ -40,8 +41,8 @@ func TestSecuredNATSCluster(t *testing.T) {
 	const nodes = 3
 	clients, routes := make([]string, nodes), make([]string, nodes)
 	for i := range nodes {
-		clients[i] = freeAddr(t)
-		routes[i] = "nats-route://" + freeAddr(t)
+		clients[i] = eventstest.FreeAddr(t)
+		routes[i] = "nats-route://" + eventstest.FreeAddr(t)
 	}
 	servers := make([]*embeddedNATS, nodes)
 	errs := make([]error, nodes)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"maps"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vmop/vmop/pkg/events/eventstest"
 )
 
 // stack is `vmop all` running in this test process on free ports.
@@ -21,16 +22,6 @@ type stack struct {
 	data       string
 	natsURL    string // the embedded NATS, as outside systems reach it
 	stop       func() // stops the stack and waits for it (also done at cleanup)
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // startStack runs the whole stack and waits until kubectl sees the seeded inventory.
@@ -48,8 +39,8 @@ func startStackWith(t *testing.T, settings map[string]string) *stack {
 	data := t.TempDir()
 	env := map[string]string{
 		"VMOP_DATA":       data,
-		"VMOP_ADDR":       freeAddr(t),
-		"VMOP_NATS_ADDR":  freeAddr(t),
+		"VMOP_ADDR":       eventstest.FreeAddr(t),
+		"VMOP_NATS_ADDR":  eventstest.FreeAddr(t),
 		"VMOP_VCSIM_ADDR": "127.0.0.1:0",
 		"VMOP_GUEST_POLL": "1s", // tests change vcsim's guests and wait for what they report
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/vmop/vmop/pkg/events/eventstest"
 )
 
 // topology is the compose layout run in this process: nats, vcsim, api and each service
@@ -39,12 +41,12 @@ func startTopology(t *testing.T) *topology {
 func newTopology(t *testing.T) *topology {
 	t.Helper()
 	data := t.TempDir()
-	natsAddr, vcsimAddr := freeAddr(t), freeAddr(t)
+	natsAddr, vcsimAddr := eventstest.FreeAddr(t), eventstest.FreeAddr(t)
 	tp := &topology{
 		stack: &stack{t: t, kubeconfig: filepath.Join(data, "kubeconfig"), data: data},
 		env: map[string]string{
 			"VMOP_DATA":        data,
-			"VMOP_ADDR":        freeAddr(t),
+			"VMOP_ADDR":        eventstest.FreeAddr(t),
 			"VMOP_NATS_ADDR":   natsAddr,
 			"VMOP_NATS_URL":    "nats://" + natsAddr,
 			"VMOP_VCSIM_ADDR":  vcsimAddr,

@@ -13,6 +13,7 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/vmop/vmop/pkg/events/eventstest"
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/vcenter"
 )
@@ -49,8 +50,8 @@ func TestOutsideVCenterIsVerified(t *testing.T) {
 	sim, caFile, calls := outsideVCenter(t)
 	env := map[string]string{
 		"VMOP_DATA":             t.TempDir(),
-		"VMOP_ADDR":             freeAddr(t),
-		"VMOP_NATS_ADDR":        freeAddr(t),
+		"VMOP_ADDR":             eventstest.FreeAddr(t),
+		"VMOP_NATS_ADDR":        eventstest.FreeAddr(t),
 		"VMOP_VCENTER_URL":      "https://" + sim.URL.Host + "/sdk",
 		"VMOP_VCENTER_USER":     "vc-admin",
 		"VMOP_VCENTER_PASSWORD": "outside-s3cret",

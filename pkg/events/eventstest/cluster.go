@@ -2,7 +2,6 @@ package eventstest
 
 import (
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +24,7 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	routes := make([]string, n)
 	ports := make([]int, n)
 	for i := range n {
-		ports[i] = freePort(t)
+		ports[i] = FreePort(t)
 		routes[i] = fmt.Sprintf("nats-route://127.0.0.1:%d", ports[i])
 	}
 	c := &Cluster{}
@@ -101,14 +100,4 @@ func (c *Cluster) Connect(t testing.TB) (jetstream.JetStream, *nats.Conn) {
 		t.Fatalf("jetstream: %v", err)
 	}
 	return js, nc
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
