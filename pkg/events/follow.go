@@ -82,8 +82,8 @@ const (
 )
 
 // FollowAgain runs follow until ctx ends, and again after each failure wrapping [ErrFeed],
-// logged with msg: at once when its feed had opened (opened), else after a wait that grows
-// while the stream cannot be followed at all. It returns nil when ctx ends, or follow's
+// logged with msg: after followAgainMin when its feed had opened (opened), else after a
+// wait that doubles while the stream cannot be followed at all. It returns nil when ctx ends, or follow's
 // first other error.
 func FollowAgain(ctx context.Context, log *slog.Logger, msg string, follow func(ctx context.Context) (opened bool, err error)) error {
 	for wait := followAgainMin; ; wait = min(2*wait, followAgainMax) {
