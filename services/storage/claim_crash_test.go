@@ -23,8 +23,7 @@ func TestClaimProvisioningSurvivesRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Creations take long enough for a kill to find one running.
-	simulator.TaskDelay = simulator.DelayConfig{MethodDelay: map[string]int{"CnsCreateVolume": 1500, "LockHandoff": 0}}
-	t.Cleanup(func() { simulator.TaskDelay = simulator.DelayConfig{} })
+	delayTasks(t, "CnsCreateVolume", 1500)
 	cc, err := cns.NewClient(t.Context(), vc.Client.Client)
 	if err != nil {
 		t.Fatal(err)
@@ -90,4 +89,10 @@ func TestClaimProvisioningSurvivesRestarts(t *testing.T) {
 			t.Errorf("%s: volumeName %q, want the volume's %q", c.Ref.Name, stored.Spec.VolumeName, vols[0].VolumeId.Id)
 		}
 	}
+}
+
+// delayTasks makes vcsim's tasks of method take ms milliseconds until the test ends.
+func delayTasks(t *testing.T, method string, ms int) {
+	simulator.TaskDelay = simulator.DelayConfig{MethodDelay: map[string]int{method: ms, "LockHandoff": 0}}
+	t.Cleanup(func() { simulator.TaskDelay = simulator.DelayConfig{} })
 }

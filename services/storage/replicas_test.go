@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi/cns"
 	"github.com/vmware/govmomi/object"
-	"github.com/vmware/govmomi/simulator"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/inventory"
@@ -54,8 +53,7 @@ func TestReplicasAttachReadWriteOnceClaimOnce(t *testing.T) {
 	startReplica(t, js)
 	// The reconfigure adding a disk takes long enough for another VM's reconcile to meet
 	// the volume attached in CNS while no VM has its disk yet, unless the scope keeps it out.
-	simulator.TaskDelay = simulator.DelayConfig{MethodDelay: map[string]int{"ReconfigVm": 300, "LockHandoff": 0}}
-	t.Cleanup(func() { simulator.TaskDelay = simulator.DelayConfig{} })
+	delayTasks(t, "ReconfigVm", 300)
 	suffix := uuid.NewString()[:8]
 	claim := boundClaim(t, js, "rwo-"+suffix, "8Gi", model.AccessModeReadWriteOnce)
 	var vms []*deploytest.VM
@@ -102,8 +100,7 @@ func TestReplicasAttachReadWriteOnceClaimOnce(t *testing.T) {
 func TestReplicasProvisionEachClaimOnce(t *testing.T) {
 	js := startService(t)
 	startReplica(t, js)
-	simulator.TaskDelay = simulator.DelayConfig{MethodDelay: map[string]int{"CnsCreateVolume": 1000, "LockHandoff": 0}}
-	t.Cleanup(func() { simulator.TaskDelay = simulator.DelayConfig{} })
+	delayTasks(t, "CnsCreateVolume", 1000)
 	cc, err := cns.NewClient(t.Context(), vc.Client.Client)
 	if err != nil {
 		t.Fatal(err)
