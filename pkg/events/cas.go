@@ -100,10 +100,11 @@ func streamHandle(ctx context.Context, js jetstream.JetStream, stream string) (j
 	if h, ok := handles.Load(key); ok {
 		return h.(jetstream.Stream), nil
 	}
-	h, err := js.Stream(ctx, stream)
+	st, err := js.Stream(ctx, stream)
 	if err != nil {
 		return nil, err
 	}
+	h := answered{st}
 	handles.Store(key, h)
 	return h, nil
 }

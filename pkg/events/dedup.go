@@ -23,7 +23,7 @@ const inProcessAttempts = 10
 // and sends again, and the stream answers with the stored message's ack (a duplicate), or
 // with why it refused it.
 func publishDeduplicated(ctx context.Context, js jetstream.JetStream, msg *nats.Msg, id string, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	opts = append(opts, jetstream.WithMsgID(id))
+	opts = append(append(opts, publishUntilAnswered...), jetstream.WithMsgID(id))
 	for attempt := 1; ; attempt++ {
 		ack, err := js.PublishMsg(ctx, msg, opts...)
 		var apiErr *jetstream.APIError

@@ -6,15 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// statusAttempts bounds how often PublishStatus re-reads and retries when
-// another replica of the service publishes the same slice concurrently.
-const statusAttempts = 5
+// statusAttempts bounds how often PublishStatus re-reads and retries when another
+// replica of the service publishes the same slice concurrently. Each lost attempt waits
+// a random while below twice the bound of the one before (2 ms, 4 ms, ... 64 ms: a third
+// of a second at most in all), so that a replica publishing in a burst finishes it instead of
+// winning every race against one that retries at once.
+const statusAttempts = 10
 
 // Slice is one service's whole part of an object's status, never a delta.
 // The object's status is the deep merge of the slices whose UID is the
@@ -74,7 +78,10 @@ func PublishStatus(ctx context.Context, js jetstream.JetStream, ref Ref, s Slice
 
 // publishSlice stores msg unless the newest slice is the same; stored says which.
 func publishSlice(ctx context.Context, js jetstream.JetStream, msg *nats.Msg) (seq uint64, stored bool, err error) {
-	for range statusAttempts {
+	for attempt := range statusAttempts {
+		if err := backOff(ctx, attempt); err != nil {
+			return 0, false, err
+		}
 		var expect uint64
 		last, err := lastMsg(ctx, js, StreamStatus, msg.Subject)
 		switch {
@@ -92,6 +99,20 @@ func publishSlice(ctx context.Context, js jetstream.JetStream, msg *nats.Msg) (s
 		}
 	}
 	return 0, false, ErrConflict
+}
+
+// backOff waits before the attempt-th retry (none before the first) a random while below
+// 2^attempt ms, at most 64 ms.
+func backOff(ctx context.Context, attempt int) error {
+	if attempt == 0 {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(rand.N(time.Millisecond << min(attempt, 6))):
+		return nil
+	}
 }
 
 func validSlice(ref Ref, s Slice) error {

@@ -187,3 +187,16 @@ func Subjects(ctx context.Context, js jetstream.JetStream, stream, filter string
 	sort.Strings(out)
 	return out, nil
 }
+
+// LastSeq is the sequence of the newest message of stream matching filter, 0 when none:
+// how far a reader must have come to have seen everything written so far.
+func LastSeq(ctx context.Context, js jetstream.JetStream, stream, filter string) (uint64, error) {
+	raw, err := lastMsg(ctx, js, stream, filter)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("newest message of %s matching %s: %w", stream, filter, err)
+	}
+	return raw.Sequence, nil
+}

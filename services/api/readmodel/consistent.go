@@ -95,22 +95,6 @@ func lastSeq(ctx context.Context, js jetstream.JetStream, stream string) (uint64
 	return st.CachedInfo().State.LastSeq, nil
 }
 
-// lastLiveSeq is the sequence of the newest message stream still holds, 0 when none.
-func lastLiveSeq(ctx context.Context, js jetstream.JetStream, stream, filter string) (uint64, error) {
-	st, err := js.Stream(ctx, stream)
-	if err != nil {
-		return 0, fmt.Errorf("read the head of %s: %w", stream, err)
-	}
-	msg, err := st.GetLastMsgForSubject(ctx, filter)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("read the head of %s: %w", stream, err)
-	}
-	return msg.Sequence, nil
-}
-
 // WaitCurrent blocks until the read model reflects every message the streams held when it
 // was called, or ctx ends.
 func (s *Store) WaitCurrent(ctx context.Context, h *Heads) error {
@@ -128,12 +112,12 @@ func (s *Store) WaitCurrent(ctx context.Context, h *Heads) error {
 	// Still behind: either the fold is busy or a stream's last message is gone.
 	cp := s.progress.checkpoints()
 	if cp.spec < at.spec {
-		if at.spec, err = lastLiveSeq(ctx, h.js, events.StreamSpecs, events.SpecFilter("")); err != nil {
+		if at.spec, err = events.LastSeq(ctx, h.js, events.StreamSpecs, events.SpecFilter("")); err != nil {
 			return err
 		}
 	}
 	if cp.status < at.status {
-		if at.status, err = lastLiveSeq(ctx, h.js, events.StreamStatus, events.StatusFilter("")); err != nil {
+		if at.status, err = events.LastSeq(ctx, h.js, events.StreamStatus, events.StatusFilter("")); err != nil {
 			return err
 		}
 	}
