@@ -59,7 +59,7 @@ var unconcerned = prometheus.NewCounterVec(prometheus.CounterOpts{
 // OnlyConcerned is f, called only for changes that concern service. When a spec or
 // input slice message brings nothing that c says the service reads (the object's record,
 // the input slices, each without what c ignores, sum to the digest of the service's
-// previous slice), the previous slice is republished for the object's generation and f
+// previous slice, or of its last reconcile that published nothing), the previous slice is republished for the object's generation and f
 // is not called: no vCenter read for a change that is not the service's. A resync, a
 // related object's change or a triggered reconcile always calls f, so drift and what the
 // digest does not cover are still seen. Give it to NewTrigger, so that the decision is
@@ -72,7 +72,8 @@ func OnlyConcerned(service string, c Concern, f Func) Func {
 			return Result{}, fmt.Errorf("%w: digest of %s: %v", events.ErrPermanent, o.Ref, err)
 		}
 		prev, ok := o.Slices[service]
-		if o.byMessage && !ign.Unsettled && ok && prev.Digest == digest && !prev.Released && prev.Generation <= o.Meta.Generation {
+		read := ok && (prev.Digest == digest || o.readDigest == digest)
+		if o.byMessage && !ign.Unsettled && read && !prev.Released && prev.Generation <= o.Meta.Generation {
 			res := Result{digest: digest}
 			if len(prev.Status) > 0 {
 				res.Status = atGeneration(prev.Status, prev.Generation, o.Meta.Generation)

@@ -235,6 +235,57 @@ func TestOnlyConcernedReadsOnlyTheNamedPartsOfAnInput(t *testing.T) {
 	}
 }
 
+// An input change the service reads but that leaves its slice as it was (but for the
+// digest) publishes nothing; the same change again does not call the Func: its digest is
+// remembered until the service's slice changes.
+func TestOnlyConcernedRemembersADigestItDidNotPublish(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	var calls atomic.Int32
+	runConcerned(t, js, countingFunc(&calls))
+	publishStorage := func(status string) {
+		t.Helper()
+		slice := events.Slice{Service: "storage", UID: "u1", Generation: 1, Status: json.RawMessage(status)}
+		if _, err := events.PublishStatus(ctx, js, vmRef, slice); err != nil {
+			t.Fatal(err)
+		}
+		waitConsumed(t, js, events.StreamStatus, events.Durable(concernCfg.Service+"-inputs"))
+	}
+	publishStorage(`{"ready":false}`)
+	if _, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 1 })
+	seqOf := func() uint64 {
+		rec, err := events.LastStatus(ctx, js, vmRef, concernCfg.Service)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.Seq
+	}
+	published := seqOf()
+
+	// The service reads storage's phase, which its result does not show: one call, no slice.
+	publishStorage(`{"ready":false,"phase":"x"}`)
+	if calls.Load() != 2 {
+		t.Fatalf("%d calls after a change the service reads, want 2", calls.Load())
+	}
+	if seq := seqOf(); seq != published {
+		t.Errorf("the service's slice went from sequence %d to %d, though only its digest changed", published, seq)
+	}
+	// Storage says it again beside what the service ignores: nothing it read changed.
+	publishStorage(`{"ready":false,"phase":"x","volumes":[{"name":"a"}]}`)
+	if calls.Load() != 2 {
+		t.Errorf("%d calls after a change of what the service ignores, want still 2: the unpublished digest counts", calls.Load())
+	}
+	// What the result shows changes: the slice is published with the new digest.
+	publishStorage(`{"ready":true,"phase":"x","volumes":[{"name":"a"}]}`)
+	last := waitSlice(t, js, func(s events.Slice) bool { msg, _ := sliceMessage(t, s); return msg == "cpu 1, storage ready true" })
+	if calls.Load() != 3 || last.Digest == first.Digest {
+		t.Errorf("%d calls, digest %q (first %q) after storage became ready; want 3 calls and a new digest", calls.Load(), last.Digest, first.Digest)
+	}
+}
+
 // waitConsumed waits until a consumer has every message of its stream acknowledged.
 func waitConsumed(t *testing.T, js jetstream.JetStream, stream, durable string) {
 	t.Helper()

@@ -31,6 +31,9 @@ type Object struct {
 	byMessage bool   // a spec or input slice message asked for it (see OnlyConcerned)
 	sliceSeq  uint64 // STATUS sequence of the service's own last slice (whatever its uid), 0: none
 	readTick  uint64 // when it was read, in readTicks
+	// readDigest sums what the service's last reconcile read when that published nothing
+	// (concern_memo.go); the stored slice's digest is older then.
+	readDigest string
 }
 
 // Meta is the part of metadata every reconciler needs.
@@ -319,8 +322,13 @@ func publish(ctx context.Context, js jetstream.JetStream, cfg Config, o Object, 
 			return fmt.Errorf("%w: encode status of %s: %v", events.ErrPermanent, o.Ref, err)
 		}
 	}
+	if onlyDigestChanged(o, slice) {
+		rememberDigest(js, o, slice)
+		return nil
+	}
 	if _, err := events.PublishStatus(ctx, js, o.Ref, slice); err != nil {
 		return fmt.Errorf("publish status of %s: %w", o.Ref, err)
 	}
+	forgetDigest(js, cfg.Service, o.Ref)
 	return nil
 }

@@ -308,6 +308,7 @@ func readObject(ctx context.Context, js jetstream.JetStream, cfg Config, ref eve
 		return Object{}, false, fmt.Errorf("%w: decode spec of %s: %v", events.ErrPermanent, ref, err)
 	}
 	o = Object{Ref: ref, Spec: rec, Meta: head.Metadata, Slices: map[string]events.Slice{}, sliceSeq: statuses[0].Seq, readTick: tick}
+	o.readDigest = rememberedDigest(js, cfg.Service, o)
 	for i, svc := range services {
 		if errors.Is(errs[i], events.ErrNotFound) {
 			continue
