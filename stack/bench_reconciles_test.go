@@ -54,6 +54,7 @@ func countsSoFar(b testing.TB, js jetstream.JetStream) workCounts {
 			case "vmop_reconciles_total":
 				c["reconciles"] += v
 				c["reconciles "+labels["service"]] += v
+				c["reconciles "+labels["service"]+" "+labels["kind"]] += v
 				if labels["result"] != "success" {
 					c["reconciles failed "+labels["service"]] += v
 				}

@@ -24,8 +24,9 @@ import (
 // registrar carries out a VM's schema upgrade (api-rules §0.4; seed, Schema Upgrades and
 // Image Disk Conversion): the image disks are back-filled into spec.volumes, linked clones
 // promoted, each disk registered in place as a claim through a CnsRegisterVolume, then the
-// upgraded-to annotations are stamped. Each step appends to SPECS, which brings the VM
-// back for the next; every object it makes has a name derived from the disk, and vCenter
+// upgraded-to annotations are stamped. One append to SPECS records it all when the
+// registration can finish at once; otherwise the back-fill is appended alone, which
+// brings the VM back for the rest. Every object it makes has a name derived from the disk, and vCenter
 // is asked what exists before anything is made, so a crash repeats nothing.
 type registrar struct {
 	js  jetstream.JetStream
@@ -64,10 +65,8 @@ func (r *registrar) upgrade(ctx context.Context, o reconcile.Object, vm *model.V
 		current = placed
 	}
 	hw = backfillCdroms(vm.Spec, hw, slices.Concat(current, add))
+	var backfill *vmEdit
 	if len(add) > 0 || hw != nil || placed != nil {
-		conds.Set(model.ConditionUnmanagedVolumesBackfilled, metav1.ConditionFalse, model.ReasonPending,
-			fmt.Sprintf("adding %d image disks to spec.volumes, the VM's controllers to spec.hardware and attached volumes' and CD-ROMs' placement", len(add)))
-		conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionFalse, model.ReasonPending, "waits for the image disks to be in spec.volumes")
 		e := vmEdit{hardware: hw, volumes: placed}
 		if len(add) > 0 {
 			if e.volumes == nil {
@@ -75,35 +74,66 @@ func (r *registrar) upgrade(ctx context.Context, o reconcile.Object, vm *model.V
 			}
 			e.volumes = append(e.volumes, add...)
 		}
-		return writeVM(ctx, r.js, o, e)
+		backfill = &e
+		vm = e.applied(vm)
 	}
-	conds.Set(model.ConditionUnmanagedVolumesBackfilled, metav1.ConditionTrue, "", "")
+	// The registration goes on from the back-filled spec, and one write records both:
+	// every write wakes every service. Until the registration can finish, the back-fill
+	// is written alone.
+	registered, err := r.register(ctx, vm, vcVM, disks, conds)
+	switch {
+	case err != nil:
+		return err
+	case backfill != nil:
+		// The conditions speak of this generation, whose spec lacks the back-fill: the
+		// next one (the write's) tells how far the registration got.
+		conds.Set(model.ConditionUnmanagedVolumesBackfilled, metav1.ConditionFalse, model.ReasonPending,
+			fmt.Sprintf("adding %d image disks to spec.volumes, the VM's controllers to spec.hardware and attached volumes' and CD-ROMs' placement", len(add)))
+		conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionFalse, model.ReasonPending, "waits for the image disks to be in spec.volumes")
+		if registered == nil {
+			return writeVM(ctx, r.js, o, *backfill)
+		}
+		registered.hardware = backfill.hardware
+		if registered.volumes == nil {
+			registered.volumes = backfill.volumes
+		}
+		return writeVM(ctx, r.js, o, *registered)
+	case registered != nil:
+		return writeVM(ctx, r.js, o, *registered)
+	}
+	return nil
+}
 
+// register promotes the image disks and registers each as a claim, and returns the edit
+// that records the claims in spec.volumes and stamps the upgrade; nil while it cannot
+// finish, which conds tell.
+func (r *registrar) register(ctx context.Context, vm *model.VirtualMachine, vcVM *object.VirtualMachine, disks []imageDisk, conds *reconcile.ConditionSet) (*vmEdit, error) {
+	conds.Set(model.ConditionUnmanagedVolumesBackfilled, metav1.ConditionTrue, "", "")
 	disks, waiting, err := r.promote(ctx, vm, vcVM, disks, conds)
 	if err != nil || waiting != "" {
 		conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionFalse, model.ReasonPending, waiting)
-		return err
+		return nil, err
 	}
 	class, err := r.policyOf(ctx, vm.Spec.StorageClass)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if class.problem != "" {
 		conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionFalse, model.ReasonPending, class.problem)
-		return nil
+		return nil, nil
 	}
 	vols := slices.Clone(vm.Spec.Volumes)
 	named := false
 	for _, d := range disks {
 		i := entryFor(vols, d)
 		g := registration{vm: vm, disk: d, claim: claimName(vols[i]), class: vm.Spec.StorageClass}
-		problem, err := r.register(ctx, g, class.policyID)
+		problem, err := r.registerDisk(ctx, g, class.policyID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if problem != "" {
 			conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionFalse, reasonRegistrationFailed, problem)
-			return nil
+			return nil, nil
 		}
 		if vols[i].PersistentVolumeClaim == nil {
 			vols[i].PersistentVolumeClaim = &model.PersistentVolumeClaimVolumeSource{ClaimName: g.claim}
@@ -114,17 +144,17 @@ func (r *registrar) upgrade(ctx context.Context, o reconcile.Object, vm *model.V
 		vols = nil // the volumes stay as they are: only the annotations change
 	}
 	conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionTrue, "", "")
-	return writeVM(ctx, r.js, o, vmEdit{volumes: vols, annotations: model.UpgradedTo(model.BuildVersion)})
+	return &vmEdit{volumes: vols, annotations: model.UpgradedTo(model.BuildVersion)}, nil
 }
 
 // reasonRegistrationFailed is upstream's reason for a registration that cannot proceed.
 const reasonRegistrationFailed = "ErrRegistration"
 
-// register makes the disk a claim bound to a CNS volume backed by the disk's own file
+// registerDisk makes the disk a claim bound to a CNS volume backed by the disk's own file
 // (seed, Registration Workflow): its CnsRegisterVolume first, then the CNS volume, then the
 // claim, bound, and the CnsRegisterVolume reports done. It returns why it cannot when the
 // names it needs are taken by objects that are not the VM's.
-func (r *registrar) register(ctx context.Context, g registration, policyID string) (string, error) {
+func (r *registrar) registerDisk(ctx context.Context, g registration, policyID string) (string, error) {
 	claimRef := events.Ref{Plural: pluralClaims, Namespace: g.vm.Namespace, Name: g.claim}
 	crvRef := events.Ref{Plural: pluralRegistered, Namespace: g.vm.Namespace, Name: g.claim}
 	claim, err := readOwned(ctx, r.js, claimRef)

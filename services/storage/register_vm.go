@@ -20,6 +20,19 @@ type vmEdit struct {
 	annotations map[string]string
 }
 
+// applied is a copy of vm with the edit's volumes and hardware, as the record will read
+// once written.
+func (e vmEdit) applied(vm *model.VirtualMachine) *model.VirtualMachine {
+	out := *vm
+	if e.volumes != nil {
+		out.Spec.Volumes = e.volumes
+	}
+	if e.hardware != nil {
+		out.Spec.Hardware = e.hardware
+	}
+	return &out
+}
+
 // writeVM appends the VM's record with the edit applied (editRecord), as placement writes
 // its zone label. A change of the spec counts in generation, as the gateway counts it.
 // Everything else is kept as stored.
