@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,7 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vmware/govmomi/cns"
 
+	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/reconcile"
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
@@ -82,6 +85,73 @@ spec:
 	if made := callsSince(before, after, model.ServiceStorage); len(made) == 0 {
 		t.Errorf("storage made no vCenter call to attach the volume: the count is broken")
 	}
+
+	// Placement writes the zone label once it placed a VM: a record write that concerns no
+	// other service. The label is taken away behind the gateway's back, placement writes it
+	// again, and each of the others passes over both writes without a vCenter call.
+	others := []string{model.ServiceNetwork, model.ServicePower, model.ServiceCrypto, model.ServiceStorage}
+	zone := tp.kubectl("get", "vm", "my-vm", "-n", "my-namespace", "-o", `jsonpath={.metadata.labels.topology\.kubernetes\.io/zone}`)
+	before, skipped := vcenterCallsByClient(t), unconcernedByService(t)
+	_, admin := natsAs(t, tp.env["VMOP_NATS_URL"], tp.data, adminIdentity)
+	ref := events.Ref{Plural: "virtualmachines", Namespace: "my-namespace", Name: "my-vm"}
+	rec, err := events.LastSpec(t.Context(), admin, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := model.DecodeObject(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(model.Child(model.Child(obj, "metadata"), "labels"), model.LabelZone)
+	unlabelled, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := events.AppendSpec(t.Context(), admin, ref, events.OpPut, unlabelled, rec.Seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	tp.eventually("placement labelling the VM again and the others passing over both writes", func() bool {
+		now := unconcernedByService(t)
+		for _, svc := range others {
+			if now[svc]-skipped[svc] < 2 {
+				return false
+			}
+		}
+		return tp.kubectl("get", "vm", "my-vm", "-n", "my-namespace", "-o", `jsonpath={.metadata.labels.topology\.kubernetes\.io/zone}`) == zone
+	})
+	after = vcenterCallsByClient(t)
+	for _, svc := range others {
+		if made := callsSince(before, after, svc); len(made) > 0 {
+			t.Errorf("%s called vCenter for the zone label: %v", svc, made)
+		}
+	}
+}
+
+// unconcernedByService reads vmop_reconciles_unconcerned_total of virtualmachines by service.
+func unconcernedByService(t *testing.T) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(reconcile.Collectors()...)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "vmop_reconciles_unconcerned_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["kind"] == "virtualmachines" {
+				out[labels["service"]] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
 }
 
 // waitAllObserved waits until every service's slice of the VM speaks about its current

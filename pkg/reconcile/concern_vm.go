@@ -20,3 +20,7 @@ var VMUpgradeStamps = []Path{
 	{"metadata", "annotations", model.AnnotationUpgradedToSchema},
 	{"metadata", "annotations", model.AnnotationUpgradedToFeature},
 }
+
+// VMZoneLabel is the zone label placement writes on a VM it placed (a record write that
+// would bring every service back): the others read the zone in placement's slice.
+var VMZoneLabel = Path{"metadata", "labels", model.LabelZone}

@@ -9,7 +9,7 @@ import (
 )
 
 // concern is what crypto does not read of a VM (reconcile.OnlyConcerned): the storage
-// controllers, the schema upgrade's stamps, the generations of placement's and power's
+// controllers, the schema upgrade's stamps, the zone label, the generations of placement's and power's
 // slices, all of power's slice but its powerState, and the volumes while its last report
 // shows nothing encrypted: a disk of an encrypted VM counts in status.crypto. Until it
 // reports the VM in sync, every change retries.
@@ -17,7 +17,7 @@ func concern(o reconcile.Object) reconcile.Ignored {
 	prev := o.Slices[model.ServiceCrypto]
 	conds, err := reconcile.SliceConditions(prev)
 	ign := reconcile.Ignored{
-		Spec: slices.Concat(reconcile.VMUpgradeStamps, reconcile.VMControllers),
+		Spec: slices.Concat(reconcile.VMUpgradeStamps, reconcile.VMControllers, []reconcile.Path{reconcile.VMZoneLabel}),
 		// Power's slice only wakes crypto when a VM goes off; what it is, vCenter says.
 		OnlyOfInputs:     map[string][]reconcile.Path{model.ServicePower: {{"powerState"}}},
 		InputGenerations: true,

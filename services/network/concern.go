@@ -9,11 +9,11 @@ import (
 
 // concern is what network does not read of a VM (reconcile.OnlyConcerned): what storage
 // owns (volumes, controllers; the CD-ROMs are read), the schema upgrade's stamps, the
-// generations of placement's and power's slices (only what they say counts), and all of
-// power's slice but its powerState.
+// zone label, the generations of placement's and power's slices (only what they say
+// counts), and all of power's slice but its powerState.
 func concern(reconcile.Object) reconcile.Ignored {
 	return reconcile.Ignored{
-		Spec: slices.Concat(reconcile.VMUpgradeStamps, reconcile.VMControllers, []reconcile.Path{reconcile.VMVolumes}),
+		Spec: slices.Concat(reconcile.VMUpgradeStamps, reconcile.VMControllers, []reconcile.Path{reconcile.VMVolumes, reconcile.VMZoneLabel}),
 		// Power's slice only wakes network when a VM comes on; what it is, vCenter says.
 		OnlyOfInputs:     map[string][]reconcile.Path{model.ServicePower: {{"powerState"}}},
 		InputGenerations: true,

@@ -9,7 +9,7 @@ import (
 )
 
 // concern is what power does not read of a VM (reconcile.OnlyConcerned): the storage
-// controllers, the schema upgrade's stamps, of storage's slice all but its conditions
+// controllers, the schema upgrade's stamps, the zone label, of storage's slice all but its conditions
 // (and its volumes, whose disk UUIDs a Disk boot entry names: bootoptions.go), and of
 // placement's, network's and crypto's slices all but what gate.go reads (network's
 // interfaces too when a Network boot entry names one).
@@ -26,7 +26,7 @@ func concern(o reconcile.Object) reconcile.Ignored {
 		networkRead = append(networkRead, reconcile.Path{"network"})
 	}
 	ign := reconcile.Ignored{
-		Spec:   slices.Concat(reconcile.VMUpgradeStamps, reconcile.VMControllers),
+		Spec:   slices.Concat(reconcile.VMUpgradeStamps, reconcile.VMControllers, []reconcile.Path{reconcile.VMZoneLabel}),
 		Inputs: map[string][]reconcile.Path{model.ServiceStorage: storageIgnored},
 		// What gate.go reads (inputStatus) of the other inputs, and bootoptions.go of network's.
 		OnlyOfInputs: map[string][]reconcile.Path{
