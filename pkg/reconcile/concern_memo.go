@@ -28,12 +28,16 @@ type digestAt struct {
 	digest   string
 }
 
-// onlyDigestChanged tells whether s is o's stored slice of the service but for its digest.
-func onlyDigestChanged(o Object, s events.Slice) bool {
+// asRead tells whether s says what o's stored slice of the service, as the reconcile
+// read it, says: same is true when nothing differs, and sameButDigest when only the
+// digest does.
+func asRead(o Object, s events.Slice) (same, sameButDigest bool) {
 	prev, ok := o.Slices[s.Service]
-	return ok && o.sliceSeq != 0 && prev.Digest != s.Digest &&
-		prev.UID == s.UID && prev.Generation == s.Generation && prev.Released == s.Released &&
-		bytes.Equal(prev.Status, s.Status)
+	if !ok || o.sliceSeq == 0 || prev.UID != s.UID || prev.Generation != s.Generation ||
+		prev.Released != s.Released || !bytes.Equal(prev.Status, s.Status) {
+		return false, false
+	}
+	return prev.Digest == s.Digest, prev.Digest != s.Digest
 }
 
 // rememberDigest records the digest of a slice not published because only it changed.

@@ -322,7 +322,13 @@ func publish(ctx context.Context, js jetstream.JetStream, cfg Config, o Object, 
 			return fmt.Errorf("%w: encode status of %s: %v", events.ErrPermanent, o.Ref, err)
 		}
 	}
-	if onlyDigestChanged(o, slice) {
+	// A slice that says what the stored one said is not published: that costs not even
+	// the read PublishStatus would make to find it unchanged. Another replica's slice
+	// since the read would have failed the fence: that one stands.
+	switch same, sameButDigest := asRead(o, slice); {
+	case same:
+		return nil
+	case sameButDigest:
 		rememberDigest(js, o, slice)
 		return nil
 	}
