@@ -86,60 +86,52 @@ func (r *reconciler) peers(ctx context.Context, namespace, self string, relevant
 }
 
 // readHeads reads the records of the namespace's VMs but self, those in kept excepted
-// (taken as they are), a few at a time; deleted and unreadable ones are left out.
+// (taken as they are), in one batched read; deleted and unreadable ones are left out.
 func (r *reconciler) readHeads(ctx context.Context, namespace, self string, kept map[string]headed) ([]headed, error) {
 	subjects, err := events.Subjects(ctx, r.js, events.StreamSpecs, events.NamespaceSpecFilter(pluralVMs, namespace))
 	if err != nil {
 		return nil, fmt.Errorf("list the VMs of %s: %w", namespace, err)
 	}
-	heads := make([]headed, len(subjects))
-	found := make([]bool, len(subjects))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(peerReads)
-	for i, subj := range subjects {
+	var refs, unread []events.Ref
+	for _, subj := range subjects {
 		ref, err := events.ParseSpecSubject(subj)
 		if err != nil || ref.Name == self {
 			continue
 		}
-		if h, ok := kept[ref.Name]; ok {
-			heads[i], found[i] = h, true
-			continue
+		refs = append(refs, ref)
+		if _, ok := kept[ref.Name]; !ok {
+			unread = append(unread, ref)
 		}
-		g.Go(func() (err error) {
-			heads[i], found[i], err = r.readPeer(gctx, ref)
-			return err
-		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
+	recs, err := events.LastSpecsOf(ctx, r.js, unread)
+	if err != nil {
+		return nil, fmt.Errorf("read the VMs of %s: %w", namespace, err)
 	}
-	out := heads[:0]
-	for i, h := range heads {
-		if found[i] {
+	var out []headed
+	for _, ref := range refs {
+		h, ok := kept[ref.Name]
+		if !ok {
+			h, ok = headOf(ref, recs[ref])
+		}
+		if ok {
 			out = append(out, h)
 		}
 	}
 	return out, nil
 }
 
-// readPeer reads a VM's record: false for one deleted or unreadable.
-func (r *reconciler) readPeer(ctx context.Context, ref events.Ref) (headed, bool, error) {
-	rec, err := events.LastSpec(ctx, r.js, ref)
-	if errors.Is(err, events.ErrNotFound) {
-		return headed{}, false, nil
-	}
-	if err != nil {
-		return headed{}, false, fmt.Errorf("read VM %s: %w", ref, err)
-	}
-	if rec.Op == events.OpDelete {
-		return headed{}, false, nil
+// headOf is what placement reads of a VM's record: false for one deleted, missing or
+// unreadable.
+func headOf(ref events.Ref, rec events.SpecRecord) (headed, bool) {
+	if rec.Op != events.OpPut {
+		return headed{}, false
 	}
 	var head peerHead
 	if err := json.Unmarshal(rec.Body, &head); err != nil {
-		return headed{}, false, nil // a record no one can read places nothing
+		return headed{}, false // a record no one can read places nothing
 	}
 	return headed{peer: peer{name: ref.Name, labels: head.Metadata.Labels, affinity: head.Spec.Affinity, zone: head.Metadata.Labels[model.LabelZone],
-		deleting: head.Metadata.DeletionTimestamp != "", groupName: head.Spec.GroupName, uuid: head.Spec.InstanceUUID}, uid: head.Metadata.UID}, true, nil
+		deleting: head.Metadata.DeletionTimestamp != "", groupName: head.Spec.GroupName, uuid: head.Spec.InstanceUUID}, uid: head.Metadata.UID}, true
 }
 
 // readPlacement adds where placement put the VM, or decided to put it, from its slice of

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -45,24 +46,34 @@ func (c *claims) consumers(ctx context.Context, claim events.Ref) ([]string, err
 	return out, nil
 }
 
-// vmsNaming are the names of the VMs of the claim's namespace whose spec.volumes name it.
+// vmsNaming are the names of the VMs of the claim's namespace whose spec.volumes name it,
+// read in one batch.
 func vmsNaming(ctx context.Context, js jetstream.JetStream, claim events.Ref) ([]string, error) {
-	var out []string
 	subjects, err := events.Subjects(ctx, js, events.StreamSpecs, events.NamespaceSpecFilter("virtualmachines", claim.Namespace))
 	if err != nil {
 		return nil, fmt.Errorf("list VMs of %s: %w", claim.Namespace, err)
 	}
+	var refs []events.Ref
 	for _, subj := range subjects {
-		ref, err := events.ParseSpecSubject(subj)
-		if err != nil {
+		if ref, err := events.ParseSpecSubject(subj); err == nil {
+			refs = append(refs, ref)
+		}
+	}
+	recs, err := events.LastSpecsOf(ctx, js, refs)
+	if err != nil {
+		return nil, fmt.Errorf("read VMs of %s: %w", claim.Namespace, err)
+	}
+	var out []string
+	for _, ref := range refs {
+		rec, ok := recs[ref]
+		if !ok || rec.Op != events.OpPut {
 			continue
 		}
 		var vm model.VirtualMachine
-		found, err := reconcile.LastSpecOf(ctx, js, ref, &vm)
-		if err != nil {
-			return nil, err
+		if err := json.Unmarshal(rec.Body, &vm); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", ref, err)
 		}
-		if found && slices.Contains(claimsNamed(vm), claim.Name) {
+		if slices.Contains(claimsNamed(vm), claim.Name) {
 			out = append(out, ref.Name)
 		}
 	}
