@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -129,29 +130,40 @@ spec:
 
 // unconcernedByService reads vmop_reconciles_unconcerned_total of virtualmachines by service.
 func unconcernedByService(t *testing.T) map[string]float64 {
+	out := map[string]float64{}
+	for labels, v := range counterSamples(t, "vmop_reconciles_unconcerned_total", reconcile.Collectors()...) {
+		if labels["kind"] == "virtualmachines" {
+			out[labels["service"]] += v
+		}
+	}
+	return out
+}
+
+// counterSamples yields the samples of the counter name among collectors, with their labels.
+func counterSamples(t *testing.T, name string, collectors ...prometheus.Collector) iter.Seq2[map[string]string, float64] {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(reconcile.Collectors()...)
+	reg.MustRegister(collectors...)
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]float64{}
-	for _, f := range families {
-		if f.GetName() != "vmop_reconciles_unconcerned_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
+	return func(yield func(map[string]string, float64) bool) {
+		for _, f := range families {
+			if f.GetName() != name {
+				continue
 			}
-			if labels["kind"] == "virtualmachines" {
-				out[labels["service"]] += m.GetCounter().GetValue()
+			for _, m := range f.GetMetric() {
+				labels := map[string]string{}
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				if !yield(labels, m.GetCounter().GetValue()) {
+					return
+				}
 			}
 		}
 	}
-	return out
 }
 
 // waitAllObserved waits until every service's slice of the VM speaks about its current
@@ -179,30 +191,10 @@ func (tp *topology) waitAllObserved(name string) int64 {
 // vcenterCallsByClient reads vmop_vcenter_calls_total by client and method, without the watches'
 // long polls.
 func vcenterCallsByClient(t *testing.T) map[string]float64 {
-	t.Helper()
-	reg := prometheus.NewRegistry()
-	for _, c := range vcenter.Collectors() {
-		if err := reg.Register(c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]float64{}
-	for _, f := range families {
-		if f.GetName() != "vmop_vcenter_calls_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if !slices.Contains(watchCalls, labels["method"]) {
-				out[labels["client"]+" "+labels["method"]] += m.GetCounter().GetValue()
-			}
+	for labels, v := range counterSamples(t, "vmop_vcenter_calls_total", vcenter.Collectors()...) {
+		if !slices.Contains(watchCalls, labels["method"]) {
+			out[labels["client"]+" "+labels["method"]] += v
 		}
 	}
 	return out
