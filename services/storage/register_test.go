@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,6 +61,26 @@ func TestImageDisksBecomeClaims(t *testing.T) {
 	}
 	if len(vm.Spec.Volumes) != 2 {
 		t.Fatalf("spec.volumes %+v, want the 2 image disks", vm.Spec.Volumes)
+	}
+	// The back-fill and the registration were one write: the record before lacks both.
+	last, err := events.LastSpec(t.Context(), js, v.Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prevSeq, err := strconv.ParseUint(last.Header.Get(jetstream.ExpectedLastSubjSeqHeader), 10, 64)
+	if err != nil {
+		t.Fatalf("the last record names no previous one: %v", err)
+	}
+	prevRec, err := events.SpecAt(t.Context(), js, v.Ref, prevSeq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev model.VirtualMachine
+	if err := json.Unmarshal(prevRec.Body, &prev); err != nil {
+		t.Fatal(err)
+	}
+	if len(prev.Spec.Volumes) != 0 {
+		t.Errorf("the record before the registration's has spec.volumes %+v: the back-fill was a write of its own", prev.Spec.Volumes)
 	}
 	cnsClient, err := cns.NewClient(t.Context(), vc.Client.Client)
 	if err != nil {
