@@ -16,8 +16,8 @@ import (
 // statusAttempts bounds how often PublishStatus re-reads and retries when another
 // replica of the service publishes the same slice concurrently. Each lost attempt waits
 // a random while below twice the bound of the one before (2 ms, 4 ms, ... 64 ms: a third
-// of a second at most in all), so that a replica publishing in a burst finishes it instead of
-// winning every race against one that retries at once.
+// of a second at most in all), so that a replica publishing in a burst finishes it
+// instead of winning every race against one that retries at once.
 const statusAttempts = 10
 
 // Slice is one service's whole part of an object's status, never a delta.

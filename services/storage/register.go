@@ -26,8 +26,9 @@ import (
 // promoted, each disk registered in place as a claim through a CnsRegisterVolume, then the
 // upgraded-to annotations are stamped. One append to SPECS records it all when the
 // registration can finish at once; otherwise the back-fill is appended alone, which
-// brings the VM back for the rest. Every object it makes has a name derived from the disk, and vCenter
-// is asked what exists before anything is made, so a crash repeats nothing.
+// brings the VM back for the rest. Every object it makes has a name derived from the
+// disk, and vCenter is asked what exists before anything is made, so a crash repeats
+// nothing.
 type registrar struct {
 	js  jetstream.JetStream
 	vc  *govmomi.Client
@@ -82,7 +83,7 @@ func (r *registrar) upgrade(ctx context.Context, o reconcile.Object, vm *model.V
 	// is written alone.
 	registered, err := r.register(ctx, vm, vcVM, disks, conds)
 	switch {
-	case err != nil:
+	case err != nil && backfill == nil:
 		return err
 	case backfill != nil:
 		// The conditions speak of this generation, whose spec lacks the back-fill: the
@@ -90,7 +91,7 @@ func (r *registrar) upgrade(ctx context.Context, o reconcile.Object, vm *model.V
 		conds.Set(model.ConditionUnmanagedVolumesBackfilled, metav1.ConditionFalse, model.ReasonPending,
 			fmt.Sprintf("adding %d image disks to spec.volumes, the VM's controllers to spec.hardware and attached volumes' and CD-ROMs' placement", len(add)))
 		conds.Set(model.ConditionUnmanagedVolumesRegistered, metav1.ConditionFalse, model.ReasonPending, "waits for the image disks to be in spec.volumes")
-		if registered == nil {
+		if registered == nil { // a failed step is tried again from the back-filled spec
 			return writeVM(ctx, r.js, o, *backfill)
 		}
 		registered.hardware = backfill.hardware
