@@ -37,13 +37,18 @@ func claimsNamed(vm model.VirtualMachine) []string {
 
 // vmsOfClaim is the VM loop's Relate: a claim's change (bound, grown) concerns the VMs
 // that own it (a VM's image-disk and instance-storage claims) or, for a claim no VM owns,
-// those whose spec.volumes name it, read from the VMs' records (a read each, not a
-// reconcile each). A claim's removal, an unreadable record and any other related kind
-// concern every VM of the namespace.
+// those whose spec.volumes name it, read from the VMs' records (one batched read, not a
+// reconcile each). A claim's removal concerns the VMs that name it (its tombstone names
+// no owner; an owner that still exists names it too). An unreadable record and any other
+// related kind concern every VM of the namespace.
 func vmsOfClaim(js jetstream.JetStream) func(context.Context, events.SpecRecord) ([]string, bool, error) {
 	return func(ctx context.Context, rec events.SpecRecord) ([]string, bool, error) {
-		if rec.Ref.Plural != pluralClaims || rec.Op == events.OpDelete {
+		if rec.Ref.Plural != pluralClaims {
 			return nil, true, nil
+		}
+		if rec.Op == events.OpDelete {
+			naming, err := vmsNaming(ctx, js, rec.Ref)
+			return naming, false, err
 		}
 		var claim model.PersistentVolumeClaim
 		if err := json.Unmarshal(rec.Body, &claim); err != nil {
