@@ -81,3 +81,29 @@ func lastSpecsBatch(ctx context.Context, js jetstream.JetStream, subjects []stri
 	n, err := strconv.ParseUint(pending, 10, 64)
 	return err == nil && n == 0, nil
 }
+
+// LastSpecsIn reads the newest record of every object of plural in namespace, in the
+// order of their subjects, tombstones included: what a decision over a namespace reads.
+func LastSpecsIn(ctx context.Context, js jetstream.JetStream, plural, namespace string) ([]SpecRecord, error) {
+	subjects, err := Subjects(ctx, js, StreamSpecs, NamespaceSpecFilter(plural, namespace))
+	if err != nil {
+		return nil, fmt.Errorf("list %s of %s: %w", plural, namespace, err)
+	}
+	refs := make([]Ref, 0, len(subjects))
+	for _, subj := range subjects {
+		if ref, err := ParseSpecSubject(subj); err == nil {
+			refs = append(refs, ref)
+		}
+	}
+	recs, err := LastSpecsOf(ctx, js, refs)
+	if err != nil {
+		return nil, fmt.Errorf("read %s of %s: %w", plural, namespace, err)
+	}
+	out := make([]SpecRecord, 0, len(recs))
+	for _, ref := range refs {
+		if rec, ok := recs[ref]; ok {
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}

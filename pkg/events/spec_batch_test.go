@@ -41,6 +41,10 @@ func TestLastSpecsOfReadsTheNewestRecordOfEach(t *testing.T) {
 	if len(got) != n {
 		t.Errorf("%d records, want %d (none for the ref never written)", len(got), n)
 	}
+	in, err := events.LastSpecsIn(ctx, js, "virtualmachines", "ns")
+	if err != nil || len(in) != n || in[0].Ref != refs[0] || in[n-1].Ref != refs[n-1] {
+		t.Errorf("LastSpecsIn = %d records, %v; want the %d of the namespace in subject order", len(in), err, n)
+	}
 	for _, ref := range refs[:n] {
 		want, err := events.LastSpec(ctx, js, ref)
 		if err != nil {

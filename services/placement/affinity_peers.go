@@ -85,33 +85,21 @@ func (r *reconciler) peers(ctx context.Context, namespace, self string, relevant
 	return out, g.Wait()
 }
 
-// readHeads reads the records of the namespace's VMs but self, those in kept excepted
-// (taken as they are), in one batched read; deleted and unreadable ones are left out.
+// readHeads reads the records of the namespace's VMs but self, in one batched read, those
+// in kept taken as they are; deleted and unreadable ones are left out.
 func (r *reconciler) readHeads(ctx context.Context, namespace, self string, kept map[string]headed) ([]headed, error) {
-	subjects, err := events.Subjects(ctx, r.js, events.StreamSpecs, events.NamespaceSpecFilter(pluralVMs, namespace))
+	recs, err := events.LastSpecsIn(ctx, r.js, pluralVMs, namespace)
 	if err != nil {
-		return nil, fmt.Errorf("list the VMs of %s: %w", namespace, err)
-	}
-	var refs, unread []events.Ref
-	for _, subj := range subjects {
-		ref, err := events.ParseSpecSubject(subj)
-		if err != nil || ref.Name == self {
-			continue
-		}
-		refs = append(refs, ref)
-		if _, ok := kept[ref.Name]; !ok {
-			unread = append(unread, ref)
-		}
-	}
-	recs, err := events.LastSpecsOf(ctx, r.js, unread)
-	if err != nil {
-		return nil, fmt.Errorf("read the VMs of %s: %w", namespace, err)
+		return nil, err
 	}
 	var out []headed
-	for _, ref := range refs {
-		h, ok := kept[ref.Name]
+	for _, rec := range recs {
+		if rec.Ref.Name == self {
+			continue
+		}
+		h, ok := kept[rec.Ref.Name]
 		if !ok {
-			h, ok = headOf(ref, recs[ref])
+			h, ok = headOf(rec)
 		}
 		if ok {
 			out = append(out, h)
@@ -122,7 +110,7 @@ func (r *reconciler) readHeads(ctx context.Context, namespace, self string, kept
 
 // headOf is what placement reads of a VM's record: false for one deleted, missing or
 // unreadable.
-func headOf(ref events.Ref, rec events.SpecRecord) (headed, bool) {
+func headOf(rec events.SpecRecord) (headed, bool) {
 	if rec.Op != events.OpPut {
 		return headed{}, false
 	}
@@ -130,7 +118,7 @@ func headOf(ref events.Ref, rec events.SpecRecord) (headed, bool) {
 	if err := json.Unmarshal(rec.Body, &head); err != nil {
 		return headed{}, false // a record no one can read places nothing
 	}
-	return headed{peer: peer{name: ref.Name, labels: head.Metadata.Labels, affinity: head.Spec.Affinity, zone: head.Metadata.Labels[model.LabelZone],
+	return headed{peer: peer{name: rec.Ref.Name, labels: head.Metadata.Labels, affinity: head.Spec.Affinity, zone: head.Metadata.Labels[model.LabelZone],
 		deleting: head.Metadata.DeletionTimestamp != "", groupName: head.Spec.GroupName, uuid: head.Spec.InstanceUUID}, uid: head.Metadata.UID}, true
 }
 

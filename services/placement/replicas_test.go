@@ -5,10 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/events/eventstest"
 	"github.com/vmop/vmop/pkg/model"
 )
 
@@ -16,15 +14,7 @@ import (
 // a second replica does, until the test ends.
 func (h *harness) runReplica() {
 	h.t.Helper()
-	nc, err := nats.Connect(h.js.Conn().ConnectedUrl())
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	js := eventstest.Reconnect(h.t, h.js)
 	ctx, cancel := context.WithCancel(h.ctx)
 	done := make(chan error, 1)
 	go func() {

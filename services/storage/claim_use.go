@@ -49,32 +49,21 @@ func (c *claims) consumers(ctx context.Context, claim events.Ref) ([]string, err
 // vmsNaming are the names of the VMs of the claim's namespace whose spec.volumes name it,
 // read in one batch.
 func vmsNaming(ctx context.Context, js jetstream.JetStream, claim events.Ref) ([]string, error) {
-	subjects, err := events.Subjects(ctx, js, events.StreamSpecs, events.NamespaceSpecFilter("virtualmachines", claim.Namespace))
+	recs, err := events.LastSpecsIn(ctx, js, "virtualmachines", claim.Namespace)
 	if err != nil {
-		return nil, fmt.Errorf("list VMs of %s: %w", claim.Namespace, err)
-	}
-	var refs []events.Ref
-	for _, subj := range subjects {
-		if ref, err := events.ParseSpecSubject(subj); err == nil {
-			refs = append(refs, ref)
-		}
-	}
-	recs, err := events.LastSpecsOf(ctx, js, refs)
-	if err != nil {
-		return nil, fmt.Errorf("read VMs of %s: %w", claim.Namespace, err)
+		return nil, err
 	}
 	var out []string
-	for _, ref := range refs {
-		rec, ok := recs[ref]
-		if !ok || rec.Op != events.OpPut {
+	for _, rec := range recs {
+		if rec.Op != events.OpPut {
 			continue
 		}
 		var vm model.VirtualMachine
 		if err := json.Unmarshal(rec.Body, &vm); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", ref, err)
+			return nil, fmt.Errorf("decode %s: %w", rec.Ref, err)
 		}
 		if slices.Contains(claimsNamed(vm), claim.Name) {
-			out = append(out, ref.Name)
+			out = append(out, rec.Ref.Name)
 		}
 	}
 	return out, nil

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi/cns"
 	"github.com/vmware/govmomi/object"
 
 	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/events/eventstest"
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/inventory/deploytest"
 	"github.com/vmop/vmop/pkg/model"
@@ -23,15 +23,7 @@ import (
 // another replica does, until the test ends.
 func startReplica(t *testing.T, js jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(js.Conn().ConnectedUrl())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	other, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := eventstest.Reconnect(t, js)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, Config{JetStream: other, VCenter: vc.Sim.Endpoint()}) }()

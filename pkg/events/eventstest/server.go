@@ -47,7 +47,20 @@ func Server(t testing.TB) *server.Server {
 // for a second client, e.g. another replica of a service.
 func Connect(t testing.TB, s *server.Server) (jetstream.JetStream, *nats.Conn) {
 	t.Helper()
-	nc, err := nats.Connect(s.ClientURL())
+	return connectURL(t, s.ClientURL())
+}
+
+// Reconnect opens another connection to the server js is connected to, closed when the
+// test ends: another replica's, beside the test's own.
+func Reconnect(t testing.TB, js jetstream.JetStream) jetstream.JetStream {
+	t.Helper()
+	other, _ := connectURL(t, js.Conn().ConnectedUrl())
+	return other
+}
+
+func connectURL(t testing.TB, url string) (jetstream.JetStream, *nats.Conn) {
+	t.Helper()
+	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatalf("connect to nats: %v", err)
 	}
