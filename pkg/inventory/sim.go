@@ -54,6 +54,7 @@ type Sim struct {
 	polls     *longPolls
 	reaper    *collectorReaper
 	intercept atomic.Pointer[Interceptor] // see Intercept
+	cnsLocked sync.Once                   // lockCNSQueries
 	closeOnce sync.Once
 }
 

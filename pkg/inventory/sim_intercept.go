@@ -23,9 +23,11 @@ func (s *Sim) Intercept(f Interceptor) {
 	s.intercept.Store(&f)
 }
 
-// handle is the registry's method handler: the long-poll bookkeeping, event collectors'
-// destruction, VM template items' deploys, then the test's interceptor.
+// handle is the registry's method handler: the CNS queries' lock put in place, the
+// long-poll bookkeeping, event collectors' destruction, VM template items' deploys, then
+// the test's interceptor.
 func (s *Sim) handle(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+	s.cnsLocked.Do(func() { lockCNSQueries(ctx) })
 	deployAsVM(ctx, m)
 	if h, fault := s.polls.observe(ctx, m); h != nil || fault != nil {
 		return h, fault
