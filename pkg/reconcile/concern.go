@@ -17,9 +17,9 @@ import (
 	"github.com/vmop/vmop/pkg/events"
 )
 
-// Concern says what of an object a service does not read, given the object: a negative
-// list, so that whatever it does not name (a field added later) concerns the service.
-// It may depend on the object, e.g. placement reads spec.volumes only until the VM
+// Concern says what of an object a service does not read, given the object
+// (Config.Concern): a negative list, so that whatever it does not name (a field added
+// later) concerns the service. It may depend on the object, e.g. placement reads spec.volumes only until the VM
 // exists; it reads nothing else than o (no I/O).
 type Concern func(o Object) Ignored
 
@@ -56,35 +56,55 @@ var unconcerned = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Reconciles answered with the previous slice because nothing the service reads changed, by service and kind.",
 }, []string{"service", "kind"})
 
-// OnlyConcerned is f, called only for changes that concern service. When a spec or
-// input slice message brings nothing that c says the service reads (the object's record,
-// the input slices, each without what c ignores, sum to the digest of the service's
-// previous slice, or of its last reconcile that published nothing), the previous slice is republished for the object's generation and f
-// is not called: no vCenter read for a change that is not the service's. A resync, a
-// related object's change or a triggered reconcile always calls f, so drift and what the
-// digest does not cover are still seen. Give it to NewTrigger, so that the decision is
-// taken under the object's lock.
-func OnlyConcerned(service string, c Concern, f Func) Func {
+// onlyConcerned is f, called only for changes that concern the service (Config.Concern;
+// f itself without one). When a spec or input slice message brings nothing the concern
+// says the service reads, the previous slice is republished for the object's generation
+// and f is not called: no vCenter read for a change that is not the service's. A resync,
+// a related object's change or a triggered reconcile always calls f, so drift and what
+// the digest does not cover are still seen. Trigger applies it under the object's lock.
+func onlyConcerned(cfg Config, f Func) Func {
+	if cfg.Concern == nil {
+		return f
+	}
 	return func(ctx context.Context, o Object) (Result, error) {
-		ign := c(o)
-		digest, err := concernDigest(service, o, ign)
+		res, ok, err := unconcernedAnswer(cfg, o)
 		if err != nil {
-			return Result{}, fmt.Errorf("%w: digest of %s: %v", events.ErrPermanent, o.Ref, err)
+			return Result{}, err
 		}
-		prev, ok := o.Slices[service]
-		read := ok && (prev.Digest == digest || o.readDigest == digest)
-		if o.byMessage && !ign.Unsettled && read && !prev.Released && prev.Generation <= o.Meta.Generation {
-			res := Result{digest: digest}
-			if len(prev.Status) > 0 {
-				res.Status = atGeneration(prev.Status, prev.Generation, o.Meta.Generation)
-			}
-			unconcerned.WithLabelValues(service, o.Ref.Plural).Inc()
+		if ok {
+			unconcerned.WithLabelValues(cfg.Service, o.Ref.Plural).Inc()
 			return res, nil
 		}
-		res, err := f(ctx, o)
+		digest := res.digest
+		res, err = f(ctx, o)
 		res.digest = digest
 		return res, err
 	}
+}
+
+// unconcernedAnswer is the service's answer to o when the message that brought o
+// changed nothing it reads: its previous slice, for o's generation. ok is false when the
+// change concerns it, or o did not come by a message; res then carries only the digest of
+// what it read, for the slice f's answer becomes. What the service reads (the object's
+// record and its input slices, each without what the concern ignores) is compared by its
+// digest with that of the service's previous slice, or of its last reconcile that
+// published nothing.
+func unconcernedAnswer(cfg Config, o Object) (res Result, ok bool, err error) {
+	ign := cfg.Concern(o)
+	digest, err := concernDigest(cfg.Service, o, ign)
+	if err != nil {
+		return Result{}, false, fmt.Errorf("%w: digest of %s: %v", events.ErrPermanent, o.Ref, err)
+	}
+	res.digest = digest
+	prev, found := o.Slices[cfg.Service]
+	read := found && (prev.Digest == digest || o.readDigest == digest)
+	if !o.byMessage || ign.Unsettled || !read || prev.Released || prev.Generation > o.Meta.Generation {
+		return res, false, nil
+	}
+	if len(prev.Status) > 0 {
+		res.Status = atGeneration(prev.Status, prev.Generation, o.Meta.Generation)
+	}
+	return res, true, nil
 }
 
 // concernDigest sums what the service reads of o: its record and its input slices

@@ -19,7 +19,12 @@ import (
 
 // concernCfg is a placement-like service reading storage's slice, that reads neither
 // spec.volumes nor storage's volumes nor its inputs' generations.
-var concernCfg = reconcile.Config{Service: "placement", Plural: "virtualmachines", Inputs: []string{"storage"}}
+var concernCfg = concerned(ignoreVolumes)
+
+// concerned is a placement-like service reading storage's slice, with concern c.
+func concerned(c reconcile.Concern) reconcile.Config {
+	return reconcile.Config{Service: "placement", Plural: "virtualmachines", Inputs: []string{"storage"}, Concern: c}
+}
 
 func ignoreVolumes(reconcile.Object) reconcile.Ignored {
 	return reconcile.Ignored{
@@ -52,8 +57,16 @@ func countingFunc(calls *atomic.Int32) reconcile.Func {
 
 // runConcerned runs the loop with a Trigger, as the services do, until the test ends.
 func runConcerned(t *testing.T, js jetstream.JetStream, f reconcile.Func) *reconcile.Trigger {
-	tr := reconcile.NewTrigger(js, concernCfg, reconcile.OnlyConcerned(concernCfg.Service, ignoreVolumes, f))
-	runLoop(t, t.Context(), js, concernCfg, tr.Func())
+	tr := reconcile.NewTrigger(js, concernCfg, f)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- tr.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
 	return tr
 }
 
@@ -79,7 +92,7 @@ func sliceMessage(t *testing.T, s events.Slice) (string, int64) {
 // A change of a path the service ignores advances its slice's generation (and its
 // conditions' observedGeneration) without calling its Func; a change it reads, in the
 // spec or an input, calls it; so does a triggered reconcile.
-func TestOnlyConcernedSkipsWhatTheServiceDoesNotRead(t *testing.T) {
+func TestConcernSkipsWhatTheServiceDoesNotRead(t *testing.T) {
 	js, _ := eventstest.JetStream(t)
 	ctx := t.Context()
 	var calls atomic.Int32
@@ -144,7 +157,7 @@ func TestOnlyConcernedSkipsWhatTheServiceDoesNotRead(t *testing.T) {
 
 // The digest is kept in the slice: a service restarted after its last reconcile still
 // skips a change that does not concern it.
-func TestOnlyConcernedSurvivesARestart(t *testing.T) {
+func TestConcernSurvivesARestart(t *testing.T) {
 	js, _ := eventstest.JetStream(t)
 	ctx := t.Context()
 	var before atomic.Int32
@@ -153,8 +166,7 @@ func TestOnlyConcernedSurvivesARestart(t *testing.T) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go func() { <-stop; cancel() }()
-		f := reconcile.OnlyConcerned(concernCfg.Service, ignoreVolumes, countingFunc(&before))
-		_ = reconcile.Run(ctx, js, concernCfg, f)
+		_ = reconcile.Run(ctx, js, concernCfg, countingFunc(&before))
 		stop <- struct{}{}
 	}()
 	seq, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil)
@@ -178,7 +190,7 @@ func TestOnlyConcernedSurvivesARestart(t *testing.T) {
 
 // A service whose last report asks for another attempt (Unsettled) is concerned by every
 // new generation, even one changing only what it ignores.
-func TestOnlyConcernedRetriesWhenUnsettled(t *testing.T) {
+func TestConcernRetriesWhenUnsettled(t *testing.T) {
 	js, _ := eventstest.JetStream(t)
 	ctx := t.Context()
 	var calls atomic.Int32
@@ -187,7 +199,7 @@ func TestOnlyConcernedRetriesWhenUnsettled(t *testing.T) {
 		ign.Unsettled = true
 		return ign
 	}
-	runLoop(t, ctx, js, concernCfg, reconcile.OnlyConcerned(concernCfg.Service, unsettled, countingFunc(&calls)))
+	runLoop(t, ctx, js, concerned(unsettled), countingFunc(&calls))
 	seq, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -204,14 +216,14 @@ func TestOnlyConcernedRetriesWhenUnsettled(t *testing.T) {
 
 // An input named in OnlyOfInputs concerns the service by those paths only: a slice of it
 // changing anything else does not call the Func.
-func TestOnlyConcernedReadsOnlyTheNamedPartsOfAnInput(t *testing.T) {
+func TestConcernReadsOnlyTheNamedPartsOfAnInput(t *testing.T) {
 	js, _ := eventstest.JetStream(t)
 	ctx := t.Context()
 	var calls atomic.Int32
 	onlyReady := func(reconcile.Object) reconcile.Ignored {
 		return reconcile.Ignored{OnlyOfInputs: map[string][]reconcile.Path{"storage": {{"ready"}}}, InputGenerations: true}
 	}
-	runLoop(t, ctx, js, concernCfg, reconcile.OnlyConcerned(concernCfg.Service, onlyReady, countingFunc(&calls)))
+	runLoop(t, ctx, js, concerned(onlyReady), countingFunc(&calls))
 	publishStorage := func(status string) {
 		t.Helper()
 		slice := events.Slice{Service: "storage", UID: "u1", Generation: 1, Status: json.RawMessage(status)}
@@ -238,7 +250,7 @@ func TestOnlyConcernedReadsOnlyTheNamedPartsOfAnInput(t *testing.T) {
 // An input change the service reads but that leaves its slice as it was (but for the
 // digest) publishes nothing; the same change again does not call the Func: its digest is
 // remembered until the service's slice changes.
-func TestOnlyConcernedRemembersADigestItDidNotPublish(t *testing.T) {
+func TestConcernRemembersADigestItDidNotPublish(t *testing.T) {
 	js, _ := eventstest.JetStream(t)
 	ctx := t.Context()
 	var calls atomic.Int32
@@ -300,6 +312,61 @@ func waitConsumed(t *testing.T, js jetstream.JetStream, stream, durable string) 
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("consumer %s of %s did not catch up: %v", durable, stream, err)
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval of a deadline-bounded wait
+	}
+}
+
+// A message whose change does not concern the service, and whose answer is the slice
+// stored, is answered without the object's lease: the lease's key is not written. One
+// that concerns it is reconciled under the lease.
+func TestConcernUnconcernedMessageTakesNoLease(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	var calls atomic.Int32
+	runConcerned(t, js, countingFunc(&calls))
+	publishStorage := func(status string) {
+		t.Helper()
+		slice := events.Slice{Service: "storage", UID: "u1", Generation: 1, Status: json.RawMessage(status)}
+		if _, err := events.PublishStatus(ctx, js, vmRef, slice); err != nil {
+			t.Fatal(err)
+		}
+		waitConsumed(t, js, events.StreamStatus, events.Durable(concernCfg.Service+"-inputs"))
+	}
+	publishStorage(`{"ready":false}`)
+	if _, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 1 })
+	leases, err := events.Leases(ctx, js, concernCfg.Service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	freed := freeLeaseRevision(t, leases, events.LeaseKey(vmRef))
+
+	publishStorage(`{"ready":false,"volumes":[{"name":"a"}]}`)
+	if rev := freeLeaseRevision(t, leases, events.LeaseKey(vmRef)); rev != freed || calls.Load() != 1 {
+		t.Errorf("after a change the service ignores: lease revision %d (was %d), %d calls; want the lease untouched and 1 call", rev, freed, calls.Load())
+	}
+	publishStorage(`{"ready":true,"volumes":[{"name":"a"}]}`)
+	waitSlice(t, js, func(s events.Slice) bool { msg, _ := sliceMessage(t, s); return msg == "cpu 1, storage ready true" })
+	if rev := freeLeaseRevision(t, leases, events.LeaseKey(vmRef)); rev <= freed || calls.Load() != 2 {
+		t.Errorf("after a change the service reads: lease revision %d (was %d), %d calls; want the lease taken and 2 calls", rev, freed, calls.Load())
+	}
+}
+
+// freeLeaseRevision waits until key's lease is free (its holder wrote it empty) and
+// returns the revision of that free value.
+func freeLeaseRevision(t *testing.T, leases jetstream.KeyValue, key string) uint64 {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		e, err := leases.Get(t.Context(), key)
+		if err == nil && len(e.Value()) == 0 {
+			return e.Revision()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lease %s not free: %v", key, err)
 		}
 		time.Sleep(5 * time.Millisecond) // poll interval of a deadline-bounded wait
 	}

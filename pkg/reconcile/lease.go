@@ -121,15 +121,17 @@ func (s *leaseSet) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 
 // hold runs f holding ref's lease. f gets the caller's ctx (services start work that
 // outlives the reconcile with it, e.g. Trigger.RequestAt), not cancelled by a lost lease
-// but carrying it: publish checks it (leaseHeld), whichever path publishes.
-func (s *leaseSet) hold(ctx context.Context, ref events.Ref, f func(ctx context.Context) error) error {
+// but carrying it: publish checks it (leaseHeld), whichever path publishes. untouched
+// tells f that the lease was taken back at the revision this process freed it at: no
+// other replica held it since, so no other replica acted on the object since then.
+func (s *leaseSet) hold(ctx context.Context, ref events.Ref, f func(ctx context.Context, untouched bool) error) error {
 	key := events.LeaseKey(ref)
-	l, err := s.acquire(ctx, key)
+	l, untouched, err := s.acquire(ctx, key)
 	if err != nil {
 		return fmt.Errorf("lease of %s: %w", ref, err)
 	}
 	defer s.release(key, l)
-	return f(context.WithValue(ctx, heldLeaseKey{}, heldLease{ref: ref, lost: l.lost}))
+	return f(context.WithValue(ctx, heldLeaseKey{}, heldLease{ref: ref, lost: l.lost}), untouched)
 }
 
 type heldLeaseKey struct{}
@@ -149,9 +151,11 @@ func leaseHeld(ctx context.Context) error {
 	return nil
 }
 
-func (s *leaseSet) acquire(ctx context.Context, key string) (*lease, error) {
+// acquire takes key's lease, or joins this process's holder of it; untouched is true
+// when this call took it back at the revision of the free value the process wrote last.
+func (s *leaseSet) acquire(ctx context.Context, key string) (l *lease, untouched bool, err error) {
 	s.mu.Lock()
-	l := s.held[key]
+	l = s.held[key]
 	if l != nil {
 		l.users++
 		s.mu.Unlock()
@@ -159,23 +163,23 @@ func (s *leaseSet) acquire(ctx context.Context, key string) (*lease, error) {
 		case <-l.ready:
 		case <-ctx.Done():
 			s.drop(key, l)
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		}
 		if l.err != nil {
 			s.drop(key, l)
-			return nil, l.err
+			return nil, false, l.err
 		}
-		return l, nil
+		return l, false, nil
 	}
 	l = &lease{users: 1, ready: make(chan struct{}), done: make(chan struct{})}
 	s.held[key] = l
 	s.mu.Unlock()
 	var taken time.Time
-	l.rev, taken, l.err = s.take(ctx, key)
+	l.rev, taken, untouched, l.err = s.take(ctx, key)
 	if l.err != nil {
 		close(l.ready)
 		s.drop(key, l)
-		return nil, l.err
+		return nil, false, l.err
 	}
 	var lose context.CancelFunc
 	l.lost, lose = context.WithCancel(context.Background())
@@ -183,7 +187,7 @@ func (s *leaseSet) acquire(ctx context.Context, key string) (*lease, error) {
 	renewing, l.stop = context.WithCancel(context.Background())
 	go s.renew(renewing, key, l, taken, lose)
 	close(l.ready)
-	return l, nil
+	return l, untouched, nil
 }
 
 // take sets key to this replica's name, waiting while another replica holds it; it
@@ -192,36 +196,35 @@ func (s *leaseSet) acquire(ctx context.Context, key string) (*lease, error) {
 // it knows one, else by a create (absent key) or an update at the revision of a free
 // value read. An unanswered create is tried again: if it landed, the key holds this
 // replica's name, and the entry is reclaimed at its revision instead of waited out.
-func (s *leaseSet) take(ctx context.Context, key string) (uint64, time.Time, error) {
+// untouched is true for a take at the revision of the process's own free value.
+func (s *leaseSet) take(ctx context.Context, key string) (rev uint64, sent time.Time, untouched bool, err error) {
 	kv, err := s.bucket(ctx)
 	if err != nil {
-		return 0, time.Time{}, err
+		return 0, time.Time{}, false, err
 	}
 	if rev, ok := s.lastFreed(key); ok {
 		sent := time.Now()
 		if rev, err := kv.Update(ctx, key, []byte(s.holder), rev); err == nil {
-			return rev, sent, nil
+			return rev, sent, true, nil
 		}
 		// Written since (another replica, an expiry) or unanswered: the general way reads it.
 	}
 	poll := leaseFirstPoll
 	for {
-		var rev uint64
-		var sent time.Time
 		err := events.Ask(ctx, func(ctx context.Context) (err error) {
 			sent = time.Now()
 			rev, err = kv.Create(ctx, key, []byte(s.holder))
 			return err
 		})
 		if !held(err) {
-			return rev, sent, err
+			return rev, sent, false, err
 		}
 		if rev, sent, ok := s.reclaim(ctx, kv, key); ok {
-			return rev, sent, nil
+			return rev, sent, false, nil
 		}
 		select {
 		case <-ctx.Done():
-			return 0, time.Time{}, ctx.Err()
+			return 0, time.Time{}, false, ctx.Err()
 		case <-time.After(poll):
 		}
 		poll = min(2*poll, leaseMaxPoll)

@@ -37,7 +37,7 @@ func HoldScope(ctx context.Context, js jetstream.JetStream, service, kind, name 
 		return fmt.Errorf("scope %s/%s: %w", kind, name, err)
 	}
 	defer leave()
-	l, err := s.acquire(ctx, key)
+	l, _, err := s.acquire(ctx, key)
 	if err != nil {
 		return fmt.Errorf("lease of scope %s/%s: %w", kind, name, err)
 	}

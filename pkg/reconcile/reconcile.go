@@ -28,7 +28,7 @@ type Object struct {
 	// service itself and of its Inputs, by service name.
 	Slices map[string]events.Slice
 
-	byMessage bool   // a spec or input slice message asked for it (see OnlyConcerned)
+	byMessage bool   // a spec or input slice message asked for it (see Config.Concern)
 	sliceSeq  uint64 // STATUS sequence of the service's own last slice (whatever its uid), 0: none
 	readTick  uint64 // when it was read, in readTicks
 	// readDigest sums what the service's last reconcile read when that published nothing
@@ -68,7 +68,7 @@ type Result struct {
 	published  bool   // Trigger.Func published it already, under the object's lock
 	keep       bool   // publish nothing: the previous slice stands (a paused object)
 	generation int64  // the generation the slice is about, when not the object's (paused)
-	digest     string // what the service read (OnlyConcerned)
+	digest     string // what the service read (Config.Concern)
 }
 
 // ReleasedKeeping is the Result of a service with nothing to undo for a deleted object:
@@ -107,6 +107,12 @@ type Config struct {
 	Relate func(ctx context.Context, rec events.SpecRecord) (names []string, all bool, err error)
 	// Resync re-reconciles every object this often, for what no event announces; 0: never.
 	Resync time.Duration
+	// Concern says what of an object the service does not read: a spec or input slice
+	// message that brings none of what it reads is answered with the service's previous
+	// slice without calling its Func (onlyConcerned), and without taking the object's
+	// lease when that slice is the one stored (reconcileObject). nil: every change
+	// concerns the service.
+	Concern Concern
 	// Every service skips a paused object: its Func is not called. ReportsPause names
 	// the one service of the kind (so slices do not disagree) whose slice carries
 	// VirtualMachineReconcileReady: its Func sets it True, since it runs only unpaused,
@@ -116,8 +122,13 @@ type Config struct {
 }
 
 // Run consumes until ctx ends. It ensures the streams first: services may start before
-// the gateway does.
+// the gateway does. A service with a Trigger runs Trigger.Run instead.
 func Run(ctx context.Context, js jetstream.JetStream, cfg Config, f Func) error {
+	return run(ctx, js, cfg, onlyConcerned(cfg, f))
+}
+
+// run is Run with cfg.Concern applied by f already.
+func run(ctx context.Context, js jetstream.JetStream, cfg Config, f Func) error {
 	if err := events.Setup(ctx, js); err != nil {
 		return fmt.Errorf("set up streams: %w", err)
 	}
@@ -287,18 +298,38 @@ func (l *loop) reconcile(ctx context.Context, ref events.Ref) error {
 }
 
 // reconcileMessage is reconcile for a message about the object's spec or an input slice:
-// a change that may not concern the service (OnlyConcerned).
+// a change that may not concern the service (Config.Concern).
 func (l *loop) reconcileMessage(ctx context.Context, ref events.Ref) error {
 	return l.reconcileObject(ctx, ref, true)
 }
 
 func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bool) error {
-	return leasesOf(l.js, l.cfg.Service).hold(ctx, ref, func(ctx context.Context) error {
+	var unleased *Object
+	if byMessage && l.cfg.Concern != nil {
 		o, found, err := readObject(ctx, l.js, l.cfg, ref)
 		if err != nil || !found || o.released(l.cfg.Service) {
 			return err
 		}
-		o.byMessage = byMessage
+		o.byMessage = true
+		if answeredAsStored(l.js, l.cfg, o) {
+			return nil
+		}
+		unleased = &o
+	}
+	return leasesOf(l.js, l.cfg.Service).hold(ctx, ref, func(ctx context.Context, untouched bool) error {
+		var o Object
+		if unleased != nil && untouched {
+			// No other replica held the lease since this one freed it, before the read:
+			// what was read is what a read now would find of the service's own doing.
+			o = *unleased
+		} else {
+			var found bool
+			var err error
+			if o, found, err = readObject(ctx, l.js, l.cfg, ref); err != nil || !found || o.released(l.cfg.Service) {
+				return err
+			}
+			o.byMessage = byMessage
+		}
 		ctx = events.FenceStatus(ctx, ref, l.cfg.Service, o.sliceSeq)
 		res, err := call(ctx, l.cfg, l.f, o)
 		if err != nil || res.published || res.keep {
@@ -308,19 +339,43 @@ func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bo
 	})
 }
 
+// answeredAsStored tells whether a message's reconcile of o, read without the object's
+// lease, needs nothing done: the change does not concern the service and its answer, the
+// previous slice, is the stored one (its digest aside, which is remembered). Such a
+// reconcile, most of those a busy object's many slices set off, then costs no lease
+// writes; any other is done again under the lease.
+func answeredAsStored(js jetstream.JetStream, cfg Config, o Object) bool {
+	if pausedBy(o.Meta) != "" {
+		return false
+	}
+	res, ok, err := unconcernedAnswer(cfg, o)
+	if err != nil || !ok {
+		return false
+	}
+	slice, err := sliceOf(cfg, o, res)
+	if err != nil {
+		return false
+	}
+	switch same, sameButDigest := asRead(o, slice); {
+	case same:
+	case sameButDigest:
+		rememberDigest(js, o, slice)
+	default:
+		return false
+	}
+	unconcerned.WithLabelValues(cfg.Service, o.Ref.Plural).Inc()
+	return true
+}
+
 // publish records res as the service's slice about o, unless the reconcile lost the
 // object's lease meanwhile (another replica may act on it now).
 func publish(ctx context.Context, js jetstream.JetStream, cfg Config, o Object, res Result) error {
 	if err := leaseHeld(ctx); err != nil {
 		return err
 	}
-	slice := events.Slice{Service: cfg.Service, UID: o.Meta.UID, Generation: cmp.Or(res.generation, o.Meta.Generation), Released: res.Released,
-		Digest: res.digest}
-	if res.Status != nil {
-		var err error
-		if slice.Status, err = json.Marshal(res.Status); err != nil {
-			return fmt.Errorf("%w: encode status of %s: %v", events.ErrPermanent, o.Ref, err)
-		}
+	slice, err := sliceOf(cfg, o, res)
+	if err != nil {
+		return err
 	}
 	// A slice that says what the stored one said is not published: that costs not even
 	// the read PublishStatus would make to find it unchanged. Another replica's slice
@@ -337,4 +392,17 @@ func publish(ctx context.Context, js jetstream.JetStream, cfg Config, o Object, 
 	}
 	forgetDigest(js, cfg.Service, o.Ref)
 	return nil
+}
+
+// sliceOf is res as the service's slice about o.
+func sliceOf(cfg Config, o Object, res Result) (events.Slice, error) {
+	slice := events.Slice{Service: cfg.Service, UID: o.Meta.UID, Generation: cmp.Or(res.generation, o.Meta.Generation), Released: res.Released,
+		Digest: res.digest}
+	if res.Status != nil {
+		var err error
+		if slice.Status, err = json.Marshal(res.Status); err != nil {
+			return slice, fmt.Errorf("%w: encode status of %s: %v", events.ErrPermanent, o.Ref, err)
+		}
+	}
+	return slice, nil
 }

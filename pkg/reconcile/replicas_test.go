@@ -71,7 +71,7 @@ func TestReplicasReconcileEachObjectOneAtATime(t *testing.T) {
 		})
 		triggers = append(triggers, tr)
 		wg.Go(func() {
-			if err := reconcile.Run(runCtx, js, cfg, tr.Func()); err != nil {
+			if err := tr.Run(runCtx); err != nil {
 				t.Errorf("Run: %v", err)
 			}
 		})

@@ -19,10 +19,10 @@ import (
 // powered off behind the service's back, through the same path as Run: latest spec and
 // slices in, the service's whole slice out.
 //
-// Run's per-object queue does not see these reconciles, so the service gives Run
-// [Trigger.Func] instead of its own Func: both paths then take the same per-object lock and
-// an object is never reconciled twice at the same time, nor acted on with an older spec
-// than the reconcile before, and slices are published in the order the reconciles ran.
+// Run's per-object queue does not see these reconciles, so the service runs its loop with
+// [Trigger.Run] instead of Run: both paths then take the same per-object lock and an
+// object is never reconciled twice at the same time, nor acted on with an older spec than
+// the reconcile before, and slices are published in the order the reconciles ran.
 type Trigger struct {
 	js    jetstream.JetStream
 	cfg   Config
@@ -53,7 +53,7 @@ func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
 		cfg.Logger = slog.Default()
 	}
 	return &Trigger{
-		js: js, cfg: cfg, f: f,
+		js: js, cfg: cfg, f: onlyConcerned(cfg, f),
 		q:        events.NewKeyedQueue(max(cfg.Workers, 1)),
 		waiting:  map[string]bool{},
 		ran:      map[string]released{},
@@ -62,11 +62,17 @@ func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
 	}
 }
 
-// Func is the Func to give Run: f, holding the object's lock, which is held until the
-// slice is published too, so that a triggered reconcile and Run's publish in the order
+// Run is Run with the trigger's Config and Func, whose reconciles take the trigger's
+// object locks.
+func (t *Trigger) Run(ctx context.Context) error {
+	return run(ctx, t.js, t.cfg, t.locked())
+}
+
+// locked is the Func Trigger.Run runs: f, holding the object's lock, which is held until
+// the slice is published too, so that a triggered reconcile and Run's publish in the order
 // they acted. Run read the object before the lock was free, and a triggered reconcile may
 // have acted on a newer spec meanwhile, or replaced the service's own slice (which a
-// message's reconcile may answer with, OnlyConcerned), so f never gets an older spec than
+// message's reconcile may answer with, Config.Concern), so f never gets an older spec than
 // the reconcile before it did: when a triggered reconcile released the object's lock
 // after Run began to read it, everything is read again, and a spec of a newer
 // generation, which Run's slice could not be labelled with, fails this reconcile with
@@ -74,7 +80,7 @@ func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
 // behind it. Otherwise nothing but Run's reconciles (one at a time per object) acted on
 // the object since it was read, and another replica's slice is refused by the status
 // fence: f gets the object as read, with no second round trip.
-func (t *Trigger) Func() Func {
+func (t *Trigger) locked() Func {
 	return func(ctx context.Context, o Object) (Result, error) {
 		key := events.SpecSubject(o.Ref)
 		unlock := t.locks.Lock(key)

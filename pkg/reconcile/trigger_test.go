@@ -63,7 +63,7 @@ func TestTriggerSerialisesWithRunAndCoalesces(t *testing.T) {
 	cfg := Config{Service: "power", Plural: "virtualmachines", Workers: 4}
 	tr := NewTrigger(js, cfg, p.f)
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, js, cfg, tr.Func()) }()
+	go func() { done <- tr.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -191,7 +191,7 @@ func TestTriggerFuncRereadsAReplacedSpec(t *testing.T) {
 			trigger.Wait()
 		}
 		seen = nil
-		_, err := trigger.Func()(ctx, stale)
+		_, err := trigger.locked()(ctx, stale)
 		return err
 	}
 

@@ -63,7 +63,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer cancel()
 	errc := make(chan error, 2)
 	go func() {
-		errc <- reconcile.Run(ctx, cfg.JetStream, vmLoopConfig(cfg.Logger), reconcile.OnlyConcerned(model.ServiceCrypto, concern, h.reconcile))
+		errc <- reconcile.Run(ctx, cfg.JetStream, vmLoopConfig(cfg.Logger), h.reconcile)
 	}()
 	go func() { errc <- reconcile.Run(ctx, cfg.JetStream, classLoopConfig(cfg.Logger), c.reconcile) }()
 	first := <-errc
@@ -81,6 +81,7 @@ func vmLoopConfig(log *slog.Logger) reconcile.Config {
 		Inputs:  []string{model.ServicePlacement, model.ServicePower},
 		Related: []string{"storageclasses", "virtualmachineclasses", pluralClasses},
 		Resync:  resync,
+		Concern: concern,
 		Logger:  log,
 	}
 }

@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg Config) error {
 	rcfg := loopConfig(cfg.Logger)
 	// Guest changes and probe periods reconcile a VM outside the streams' order: through
 	// the trigger, which serialises them with the loop's reconciles of the same VM.
-	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, reconcile.OnlyConcerned(model.ServiceNetwork, concern, h.reconcile))
+	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, h.reconcile)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	h.requestAt = func(ref events.Ref, at time.Time) { trigger.RequestAt(ctx, ref, at) }
@@ -121,7 +121,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		h.guests.run(ctx)
 	})
-	err = reconcile.Run(ctx, cfg.JetStream, rcfg, trigger.Func())
+	err = trigger.Run(ctx)
 	cancel()
 	watching.Wait()
 	trigger.Wait()
@@ -135,6 +135,7 @@ func loopConfig(log *slog.Logger) reconcile.Config {
 		Inputs:  []string{model.ServicePlacement, model.ServicePower},
 		Related: []string{"virtualmachineclasses", pluralSecrets},
 		Resync:  resync,
+		Concern: concern,
 		Logger:  log,
 	}
 }

@@ -71,12 +71,12 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	r := newReconciler(cfg.JetStream, vc)
 	rc := loopConfig(cfg.Logger)
-	trig := reconcile.NewTrigger(cfg.JetStream, rc, reconcile.OnlyConcerned(model.ServicePlacement, concern, r.reconcile))
+	trig := reconcile.NewTrigger(cfg.JetStream, rc, r.reconcile)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 2)
-	go func() { errc <- reconcile.Run(ctx, cfg.JetStream, rc, trig.Func()) }()
+	go func() { errc <- trig.Run(ctx) }()
 	go func() { errc <- watchImageStatus(ctx, cfg.JetStream, trig) }()
 	var first error
 	for range 2 {
@@ -93,7 +93,7 @@ func loopConfig(log *slog.Logger) reconcile.Config {
 		Service: model.ServicePlacement, Plural: pluralVMs, Workers: workers,
 		Related: []string{pluralClasses, pluralImages, pluralClusterImages, pluralStorageClasses,
 			pluralComputePolicies, pluralTagPolicies},
-		Resync: resyncEvery, Logger: log,
+		Resync: resyncEvery, Concern: concern, Logger: log,
 		ReportsPause: true, // pkg/reconcile skips paused VMs in every service; placement says so
 	}
 }

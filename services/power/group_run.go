@@ -38,7 +38,7 @@ func runGroups(ctx context.Context, js jetstream.JetStream, log *slog.Logger) er
 		cancel() // the loop without the watch would leave members' states stale
 		watched <- err
 	}()
-	err := reconcile.Run(ctx, js, cfg, trigger.Func())
+	err := trigger.Run(ctx)
 	cancel()
 	err = errors.Join(err, <-watched)
 	trigger.Wait()

@@ -77,7 +77,7 @@ func Run(ctx context.Context, cfg Config) error {
 	stop := ctx
 	r := newReconciler(cfg, vc, log)
 	rcfg := reconcileConfig(log)
-	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, reconcile.OnlyConcerned(model.ServicePower, concern, r.reconcile))
+	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, r.reconcile)
 	w := &watcher{vc: vc, index: r.index, req: trigger, log: log.With("service", model.ServicePower)}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -87,7 +87,7 @@ func Run(ctx context.Context, cfg Config) error {
 	watching.Go(func() { w.run(ctx) })
 	groups := make(chan error, 1)
 	go func() { groups <- runGroups(ctx, cfg.JetStream, log); cancel() }()
-	err = reconcile.Run(ctx, cfg.JetStream, rcfg, trigger.Func())
+	err = trigger.Run(ctx)
 	cancel()
 	watching.Wait() // the watch has cancelled its long poll: nothing requests reconciles any more
 	trigger.Wait()
@@ -126,7 +126,7 @@ func newReconciler(cfg Config, vc *govmomi.Client, log *slog.Logger) *reconciler
 func reconcileConfig(log *slog.Logger) reconcile.Config {
 	return reconcile.Config{
 		Service: model.ServicePower, Plural: plural, Workers: workers,
-		Inputs: inputs, Resync: resyncEvery, Logger: log,
+		Inputs: inputs, Resync: resyncEvery, Concern: concern, Logger: log,
 		Related: []string{pluralClasses}, // resize.go: a changed class may resize its VMs
 	}
 }

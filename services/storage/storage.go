@@ -83,7 +83,7 @@ func run(ctx context.Context, cfg Config) error {
 	vmLoop := vmLoopConfig(cfg.Logger)
 	vmLoop.Relate = vmsOfClaim(cfg.JetStream)
 	// A VM is looked at again, outside the streams, while a claim's expansion is pending.
-	trigger := reconcile.NewTrigger(cfg.JetStream, vmLoop, reconcile.OnlyConcerned(model.ServiceStorage, concern, h.reconcile))
+	trigger := reconcile.NewTrigger(cfg.JetStream, vmLoop, h.reconcile)
 	claimCfg := claimLoopConfig(cfg.Logger)
 	pvcs := &claims{js: cfg.JetStream, volumes: claimVolumes, now: time.Now}
 	pvcs.trigger = reconcile.NewTrigger(cfg.JetStream, claimCfg, pvcs.reconcile)
@@ -93,9 +93,9 @@ func run(ctx context.Context, cfg Config) error {
 	h.volumes.later = func(ref events.Ref, at time.Time) { trigger.RequestAt(ctx, ref, at) }
 	g.Go(func() error {
 		defer trigger.Wait()
-		return reconcile.Run(ctx, cfg.JetStream, vmLoop, trigger.Func())
+		return trigger.Run(ctx)
 	})
-	g.Go(func() error { return reconcile.Run(ctx, cfg.JetStream, claimCfg, pvcs.trigger.Func()) })
+	g.Go(func() error { return pvcs.trigger.Run(ctx) })
 	g.Go(func() error { return images.run(ctx, cfg, pluralImages) })
 	g.Go(func() error { return images.run(ctx, cfg, pluralClusterImages) })
 	return g.Wait()
@@ -113,6 +113,7 @@ func vmLoopConfig(log *slog.Logger) reconcile.Config {
 		// an image a CD-ROM names may come later, and the class sizes an ISO VM's boot disk
 		Related: []string{"storageclasses", pluralClaims, pluralImages, pluralClusterImages, "virtualmachineclasses"},
 		Resync:  resync,
+		Concern: concern,
 		Logger:  log,
 	}
 }
