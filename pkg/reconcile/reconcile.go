@@ -65,7 +65,7 @@ type Result struct {
 	Status   any  // this service's part of .status; nil for none
 	Released bool // the service finished its deletion work
 
-	published  bool   // Trigger.Func published it already, under the object's lock
+	published  bool   // Trigger.locked published it already, under the object's lock
 	keep       bool   // publish nothing: the previous slice stands (a paused object)
 	generation int64  // the generation the slice is about, when not the object's (paused)
 	digest     string // what the service read (Config.Concern)

@@ -279,7 +279,7 @@ func (t *Trigger) RequestAll(ctx context.Context) error {
 }
 
 // readTicks orders the process's object reads and the triggered reconciles' lock
-// releases (Trigger.Func: did one act on an object since it was read?).
+// releases (Trigger.locked: did one act on an object since it was read?).
 var readTicks atomic.Uint64
 
 // readObject reads ref's latest spec and the slices of the service and its inputs as Run

@@ -8,7 +8,7 @@ import (
 	"github.com/vmop/vmop/pkg/reconcile"
 )
 
-// concern is what crypto does not read of a VM (reconcile.OnlyConcerned): the storage
+// concern is what crypto does not read of a VM (reconcile.Config.Concern): the storage
 // controllers, the schema upgrade's stamps, the zone label, the generations of placement's and power's
 // slices, all of power's slice but its powerState, and the volumes while its last report
 // shows nothing encrypted: a disk of an encrypted VM counts in status.crypto. Until it

@@ -7,7 +7,7 @@ import (
 	"github.com/vmop/vmop/pkg/reconcile"
 )
 
-// concern is what network does not read of a VM (reconcile.OnlyConcerned): what storage
+// concern is what network does not read of a VM (reconcile.Config.Concern): what storage
 // owns (volumes, controllers; the CD-ROMs are read), the schema upgrade's stamps, the
 // zone label, the generations of placement's and power's slices (only what they say
 // counts), and all of power's slice but its powerState.

@@ -6,7 +6,7 @@ import (
 	"github.com/vmop/vmop/pkg/reconcile"
 )
 
-// concern is what placement does not read of a VM (reconcile.OnlyConcerned): the schema
+// concern is what placement does not read of a VM (reconcile.Config.Concern): the schema
 // upgrade's stamps and, once the VM exists, what storage owns (volumes and controllers);
 // before, the create may read them.
 func concern(o reconcile.Object) reconcile.Ignored {

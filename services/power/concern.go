@@ -8,7 +8,7 @@ import (
 	"github.com/vmop/vmop/pkg/reconcile"
 )
 
-// concern is what power does not read of a VM (reconcile.OnlyConcerned): the storage
+// concern is what power does not read of a VM (reconcile.Config.Concern): the storage
 // controllers, the schema upgrade's stamps, the zone label, of storage's slice all but its conditions
 // (and its volumes, whose disk UUIDs a Disk boot entry names: bootoptions.go), and of
 // placement's, network's and crypto's slices all but what gate.go reads (network's
