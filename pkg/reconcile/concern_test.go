@@ -371,3 +371,47 @@ func freeLeaseRevision(t *testing.T, leases jetstream.KeyValue, key string) uint
 		time.Sleep(5 * time.Millisecond) // poll interval of a deadline-bounded wait
 	}
 }
+
+// A message that would be answered without the lease is reconciled under it when the lease
+// was taken meanwhile (another replica's reconcile may be about to publish what the
+// unleased read did not see): it waits for the holder, then takes the lease itself.
+func TestConcernUnleasedAnswerWaitsForAHolder(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	var calls atomic.Int32
+	runConcerned(t, js, countingFunc(&calls))
+	publishStorage := func(status string) {
+		t.Helper()
+		slice := events.Slice{Service: "storage", UID: "u1", Generation: 1, Status: json.RawMessage(status)}
+		if _, err := events.PublishStatus(ctx, js, vmRef, slice); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publishStorage(`{"ready":false}`)
+	if _, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 1 })
+	leases, err := events.Leases(ctx, js, concernCfg.Service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := events.LeaseKey(vmRef)
+	freed := freeLeaseRevision(t, leases, key)
+	waitConsumed(t, js, events.StreamStatus, events.Durable(concernCfg.Service+"-inputs"))
+
+	// Another replica holds the lease while a change the service ignores comes.
+	held, err := leases.Update(ctx, key, []byte("another-replica"), freed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publishStorage(`{"ready":false,"volumes":[{"name":"a"}]}`)
+	othersFree, err := leases.Update(ctx, key, nil, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitConsumed(t, js, events.StreamStatus, events.Durable(concernCfg.Service+"-inputs"))
+	if rev := freeLeaseRevision(t, leases, key); rev <= othersFree || calls.Load() != 1 {
+		t.Errorf("lease at revision %d after the other replica freed it at %d, %d calls; want it taken and freed again, 1 call", rev, othersFree, calls.Load())
+	}
+}

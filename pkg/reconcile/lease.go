@@ -241,6 +241,32 @@ func (s *leaseSet) lastFreed(key string) (uint64, bool) {
 	return f.rev, ok && time.Since(f.at) < events.LeaseTTL
 }
 
+// freedAt is the revision of the free value this process wrote last to key, if it is
+// recent enough to be there still; unlike lastFreed, it leaves the record for a take.
+func (s *leaseSet) freedAt(key string) (uint64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.freed[key]
+	return f.rev, ok && time.Since(f.at) < events.LeaseTTL
+}
+
+// stillFree reports whether key's entry is still the free value written at rev: nobody
+// took the lease since.
+func (s *leaseSet) stillFree(ctx context.Context, key string, rev uint64) (bool, error) {
+	kv, err := s.bucket(ctx)
+	if err != nil {
+		return false, err
+	}
+	e, err := kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil // expired: whoever comes next takes it anew
+	}
+	if err != nil {
+		return false, fmt.Errorf("read lease %s: %w", key, err)
+	}
+	return e.Revision() == rev && len(e.Value()) == 0, nil
+}
+
 // rememberFreed records the revision of a free value written to key.
 func (s *leaseSet) rememberFreed(key string, rev uint64) {
 	s.mu.Lock()

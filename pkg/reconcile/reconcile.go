@@ -304,19 +304,20 @@ func (l *loop) reconcileMessage(ctx context.Context, ref events.Ref) error {
 }
 
 func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bool) error {
+	leases := leasesOf(l.js, l.cfg.Service)
 	var unleased *Object
-	if byMessage && l.cfg.Concern != nil {
+	if freed, ok := leases.freedAt(events.LeaseKey(ref)); ok && byMessage && l.cfg.Concern != nil {
 		o, found, err := readObject(ctx, l.js, l.cfg, ref)
 		if err != nil || !found || o.released(l.cfg.Service) {
 			return err
 		}
 		o.byMessage = true
-		if answeredAsStored(l.js, l.cfg, o) {
-			return nil
+		if answered, err := l.answerUnleased(ctx, leases, o, freed); answered || err != nil {
+			return err
 		}
 		unleased = &o
 	}
-	return leasesOf(l.js, l.cfg.Service).hold(ctx, ref, func(ctx context.Context, untouched bool) error {
+	return leases.hold(ctx, ref, func(ctx context.Context, untouched bool) error {
 		var o Object
 		if unleased != nil && untouched {
 			// No other replica held the lease since this one freed it, before the read:
@@ -339,32 +340,38 @@ func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bo
 	})
 }
 
-// answeredAsStored tells whether a message's reconcile of o, read without the object's
-// lease, needs nothing done: the change does not concern the service and its answer, the
-// previous slice, is the stored one (its digest aside, which is remembered). Such a
-// reconcile, most of those a busy object's many slices set off, then costs no lease
-// writes; any other is done again under the lease.
-func answeredAsStored(js jetstream.JetStream, cfg Config, o Object) bool {
+// answerUnleased answers a message's reconcile of o, read without the object's lease
+// after this process freed it at revision freed, when it needs nothing done: the change
+// does not concern the service, its answer (the previous slice) is the stored one, its
+// digest aside, and the lease is still the free value at freed, so that no reconcile
+// (another replica's, a triggered one) held it while o was read and may yet publish what
+// o does not show. Such a reconcile, most of those a busy object's many slices set off,
+// then costs one read of the lease instead of its take and its release. answered is false
+// when the reconcile is to be done under the lease.
+func (l *loop) answerUnleased(ctx context.Context, leases *leaseSet, o Object, freed uint64) (answered bool, err error) {
 	if pausedBy(o.Meta) != "" {
-		return false
+		return false, nil
 	}
-	res, ok, err := unconcernedAnswer(cfg, o)
+	res, ok, err := unconcernedAnswer(l.cfg, o)
 	if err != nil || !ok {
-		return false
+		return false, nil // done again under the lease, which reports the error
 	}
-	slice, err := sliceOf(cfg, o, res)
+	slice, err := sliceOf(l.cfg, o, res)
 	if err != nil {
-		return false
+		return false, nil
 	}
-	switch same, sameButDigest := asRead(o, slice); {
-	case same:
-	case sameButDigest:
-		rememberDigest(js, o, slice)
-	default:
-		return false
+	same, sameButDigest := asRead(o, slice)
+	if !same && !sameButDigest {
+		return false, nil
 	}
-	unconcerned.WithLabelValues(cfg.Service, o.Ref.Plural).Inc()
-	return true
+	if free, err := leases.stillFree(ctx, events.LeaseKey(o.Ref), freed); err != nil || !free {
+		return false, err
+	}
+	if sameButDigest {
+		rememberDigest(l.js, o, slice)
+	}
+	unconcerned.WithLabelValues(l.cfg.Service, o.Ref.Plural).Inc()
+	return true, nil
 }
 
 // publish records res as the service's slice about o, unless the reconcile lost the
