@@ -55,6 +55,9 @@ type leaseSet struct {
 	// the key expired by then, when freed grows past freedPruneAt.
 	freed        map[string]freed
 	freedPruneAt int
+	// left are the keys a stopping holder left to expire (release), by when: this
+	// process does not take them back before they expired either.
+	left map[string]time.Time
 }
 
 // freed is a free value this process wrote and when.
@@ -90,7 +93,8 @@ func leasesOf(js jetstream.JetStream, service string) *leaseSet {
 	if s, ok := leaseSets.Load(k); ok {
 		return s.(*leaseSet)
 	}
-	s, _ := leaseSets.LoadOrStore(k, &leaseSet{js: js, service: service, holder: replicaID(), held: map[string]*lease{}, freed: map[string]freed{}})
+	s, _ := leaseSets.LoadOrStore(k, &leaseSet{js: js, service: service, holder: replicaID(), held: map[string]*lease{}, freed: map[string]freed{},
+		left: map[string]time.Time{}})
 	return s.(*leaseSet)
 }
 
@@ -130,7 +134,7 @@ func (s *leaseSet) hold(ctx context.Context, ref events.Ref, f func(ctx context.
 	if err != nil {
 		return fmt.Errorf("lease of %s: %w", ref, err)
 	}
-	defer s.release(key, l)
+	defer s.release(ctx, key, l)
 	return f(context.WithValue(ctx, heldLeaseKey{}, heldLease{ref: ref, lost: l.lost}), untouched)
 }
 
@@ -290,12 +294,25 @@ func (s *leaseSet) rememberFreed(key string, rev uint64) {
 // if another replica took the key meanwhile; any failure leaves take to wait as before.
 func (s *leaseSet) reclaim(ctx context.Context, kv jetstream.KeyValue, key string) (uint64, time.Time, bool) {
 	e, err := kv.Get(ctx, key)
-	if err != nil || len(e.Value()) != 0 && string(e.Value()) != s.holder {
+	if err != nil || len(e.Value()) != 0 && (string(e.Value()) != s.holder || s.leftToExpire(key)) {
 		return 0, time.Time{}, false
 	}
 	sent := time.Now()
 	rev, err := kv.Update(ctx, key, []byte(s.holder), e.Revision())
 	return rev, sent, err == nil
+}
+
+// leftToExpire reports whether a stopping holder of this process left key to expire
+// less than LeaseTTL ago.
+func (s *leaseSet) leftToExpire(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.left[key]
+	if ok && time.Since(at) >= events.LeaseTTL {
+		delete(s.left, key)
+		ok = false
+	}
+	return ok
 }
 
 // held reports whether a Create failed because the key exists. Create re-creates a
@@ -341,14 +358,23 @@ func (s *leaseSet) renew(ctx context.Context, key string, l *lease, renewed time
 }
 
 // release gives the lease back once its last user in the process is done: it writes the
-// key free at the lease's revision (a lost lease is not this replica's to free).
-func (s *leaseSet) release(key string, l *lease) {
+// key free at the lease's revision (a lost lease is not this replica's to free). A holder
+// whose ctx ended (the replica stops) leaves it to expire instead, as a crashed one does:
+// a vCenter task its cancelled work started may still be running, and the next holder
+// must not read the object before it lands.
+func (s *leaseSet) release(ctx context.Context, key string, l *lease) {
 	if !s.drop(key, l) {
 		return
 	}
 	l.stop()
 	<-l.done
 	if l.lost.Err() != nil {
+		return
+	}
+	if ctx.Err() != nil {
+		s.mu.Lock()
+		s.left[key] = time.Now()
+		s.mu.Unlock()
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), events.LeaseTTL)

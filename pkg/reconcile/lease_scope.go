@@ -41,7 +41,7 @@ func HoldScope(ctx context.Context, js jetstream.JetStream, service, kind, name 
 	if err != nil {
 		return fmt.Errorf("lease of scope %s/%s: %w", kind, name, err)
 	}
-	defer s.release(key, l)
+	defer s.release(ctx, key, l)
 	fctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := context.AfterFunc(l.lost, func() { cancel(errScopeLost) })

@@ -147,3 +147,59 @@ func TestLeaseTakenBackAtItsFreeRevision(t *testing.T) {
 		t.Errorf("%d requests to the lease bucket for the second reconcile, want 2 (take, release)", n)
 	}
 }
+
+// A replica that stops while a reconcile works (a vCenter task it started may still run)
+// leaves the object's lease to expire rather than freeing it, as a crashed one does: the
+// next reconcile, even one of the same process, reads the object only after that work had
+// the lease's TTL to land.
+func TestStoppedReconcileLeavesTheLeaseToExpire(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	cfg := reconcile.Config{Service: "placement", Plural: "virtualmachines"}
+	var landed atomic.Bool
+	working := make(chan struct{})
+	ctx, stop := context.WithCancel(t.Context())
+	stopped := make(chan error, 1)
+	go func() {
+		stopped <- reconcile.Run(ctx, js, cfg, func(ctx context.Context, _ reconcile.Object) (reconcile.Result, error) {
+			close(working)
+			<-ctx.Done()
+			// What it started lands a second after the stop, as a slow vCenter task does.
+			time.AfterFunc(time.Second, func() { landed.Store(true) })
+			return reconcile.Result{}, ctx.Err()
+		})
+	}()
+	if _, err := events.AppendSpec(t.Context(), js, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-working:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no reconcile")
+	}
+	stop()
+	if err := <-stopped; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+
+	var readEarly atomic.Bool
+	runLoop(t, t.Context(), js, cfg, func(context.Context, reconcile.Object) (reconcile.Result, error) {
+		if !landed.Load() {
+			readEarly.Store(true)
+		}
+		return reconcile.Result{Status: map[string]bool{"done": true}}, nil
+	})
+	// The lease expires LeaseTTL after the stopped holder's last write.
+	deadline := time.Now().Add(3 * events.LeaseTTL)
+	for {
+		if _, err := events.LastStatus(t.Context(), js, vmRef, "placement"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no slice after the lease expired")
+		}
+		time.Sleep(10 * time.Millisecond) // poll interval of a deadline-bounded wait
+	}
+	if readEarly.Load() {
+		t.Error("the next reconcile read the object before the stopped reconcile's work landed")
+	}
+}
