@@ -55,7 +55,8 @@ func TestInformerWatchList(t *testing.T) {
 	events := &informerEvents{}
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, benchNamespace, nil)
 	informer := factory.ForResource(vmResource).Informer()
-	if _, err := informer.AddEventHandler(events.handler()); err != nil {
+	handler, err := informer.AddEventHandler(events.handler())
+	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -64,7 +65,9 @@ func TestInformerWatchList(t *testing.T) {
 	syncCtx, syncDone := context.WithTimeout(ctx, 60*time.Second)
 	defer syncDone()
 	start := time.Now()
-	if !cache.WaitForCacheSync(syncCtx.Done(), informer.HasSynced) {
+	// The handler's HasSynced, not the informer's: it also waits until the handler has
+	// been handed every object of the initial list (client-go delivers them apart).
+	if !cache.WaitForCacheSync(syncCtx.Done(), handler.HasSynced) {
 		t.Fatalf("informer not synced within 60s: %d objects", len(informer.GetStore().ListKeys()))
 	}
 	t.Logf("informer synced %d VMs in %v", len(informer.GetStore().ListKeys()), time.Since(start))
