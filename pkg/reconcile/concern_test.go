@@ -70,6 +70,51 @@ func runConcerned(t *testing.T, js jetstream.JetStream, f reconcile.Func) *recon
 	return tr
 }
 
+// storageFed is a service run as runConcerned runs it, with a countingFunc, over vmRef's
+// first generation, storage having said {"ready":false}.
+type storageFed struct {
+	t     *testing.T
+	js    jetstream.JetStream
+	calls atomic.Int32
+	first events.Slice // the service's slice about generation 1
+}
+
+// newStorageFed returns once the service's first slice is there.
+func newStorageFed(t *testing.T) *storageFed {
+	t.Helper()
+	js, _ := eventstest.JetStream(t)
+	f := &storageFed{t: t, js: js}
+	runConcerned(t, js, countingFunc(&f.calls))
+	f.publishConsumed(`{"ready":false}`)
+	if _, err := events.AppendSpec(t.Context(), js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.first = waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 1 })
+	return f
+}
+
+// publish sends storage's next slice.
+func (f *storageFed) publish(status string) {
+	f.t.Helper()
+	slice := events.Slice{Service: "storage", UID: "u1", Generation: 1, Status: json.RawMessage(status)}
+	if _, err := events.PublishStatus(f.t.Context(), f.js, vmRef, slice); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// publishConsumed sends storage's next slice and waits until the service reconciled it.
+func (f *storageFed) publishConsumed(status string) {
+	f.t.Helper()
+	f.publish(status)
+	f.consumed()
+}
+
+// consumed waits until the service reconciled every slice of its inputs.
+func (f *storageFed) consumed() {
+	f.t.Helper()
+	waitConsumed(f.t, f.js, events.StreamStatus, events.Durable(concernCfg.Service+"-inputs"))
+}
+
 func vmRecord(generation, cpu int, volumes string) []byte {
 	return fmt.Appendf(nil, `{"metadata":{"uid":"u1","generation":%d},"spec":{"cpu":%d,"volumes":[%s]}}`, generation, cpu, volumes)
 }
@@ -251,23 +296,9 @@ func TestConcernReadsOnlyTheNamedPartsOfAnInput(t *testing.T) {
 // digest) publishes nothing; the same change again does not call the Func: its digest is
 // remembered until the service's slice changes.
 func TestConcernRemembersADigestItDidNotPublish(t *testing.T) {
-	js, _ := eventstest.JetStream(t)
+	f := newStorageFed(t)
+	js, calls, first, publishStorage := f.js, &f.calls, f.first, f.publishConsumed
 	ctx := t.Context()
-	var calls atomic.Int32
-	runConcerned(t, js, countingFunc(&calls))
-	publishStorage := func(status string) {
-		t.Helper()
-		slice := events.Slice{Service: "storage", UID: "u1", Generation: 1, Status: json.RawMessage(status)}
-		if _, err := events.PublishStatus(ctx, js, vmRef, slice); err != nil {
-			t.Fatal(err)
-		}
-		waitConsumed(t, js, events.StreamStatus, events.Durable(concernCfg.Service+"-inputs"))
-	}
-	publishStorage(`{"ready":false}`)
-	if _, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	first := waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 1 })
 	seqOf := func() uint64 {
 		rec, err := events.LastStatus(ctx, js, vmRef, concernCfg.Service)
 		if err != nil {
@@ -321,23 +352,9 @@ func waitConsumed(t *testing.T, js jetstream.JetStream, stream, durable string) 
 // stored, is answered without the object's lease: the lease's key is not written. One
 // that concerns it is reconciled under the lease.
 func TestConcernUnconcernedMessageTakesNoLease(t *testing.T) {
-	js, _ := eventstest.JetStream(t)
+	f := newStorageFed(t)
+	js, calls, publishStorage := f.js, &f.calls, f.publishConsumed
 	ctx := t.Context()
-	var calls atomic.Int32
-	runConcerned(t, js, countingFunc(&calls))
-	publishStorage := func(status string) {
-		t.Helper()
-		slice := events.Slice{Service: "storage", UID: "u1", Generation: 1, Status: json.RawMessage(status)}
-		if _, err := events.PublishStatus(ctx, js, vmRef, slice); err != nil {
-			t.Fatal(err)
-		}
-		waitConsumed(t, js, events.StreamStatus, events.Durable(concernCfg.Service+"-inputs"))
-	}
-	publishStorage(`{"ready":false}`)
-	if _, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 1 })
 	leases, err := events.Leases(ctx, js, concernCfg.Service)
 	if err != nil {
 		t.Fatal(err)
@@ -376,41 +393,27 @@ func freeLeaseRevision(t *testing.T, leases jetstream.KeyValue, key string) uint
 // was taken meanwhile (another replica's reconcile may be about to publish what the
 // unleased read did not see): it waits for the holder, then takes the lease itself.
 func TestConcernUnleasedAnswerWaitsForAHolder(t *testing.T) {
-	js, _ := eventstest.JetStream(t)
+	f := newStorageFed(t)
+	js, calls := f.js, &f.calls
 	ctx := t.Context()
-	var calls atomic.Int32
-	runConcerned(t, js, countingFunc(&calls))
-	publishStorage := func(status string) {
-		t.Helper()
-		slice := events.Slice{Service: "storage", UID: "u1", Generation: 1, Status: json.RawMessage(status)}
-		if _, err := events.PublishStatus(ctx, js, vmRef, slice); err != nil {
-			t.Fatal(err)
-		}
-	}
-	publishStorage(`{"ready":false}`)
-	if _, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 1 })
 	leases, err := events.Leases(ctx, js, concernCfg.Service)
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := events.LeaseKey(vmRef)
 	freed := freeLeaseRevision(t, leases, key)
-	waitConsumed(t, js, events.StreamStatus, events.Durable(concernCfg.Service+"-inputs"))
 
 	// Another replica holds the lease while a change the service ignores comes.
 	held, err := leases.Update(ctx, key, []byte("another-replica"), freed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	publishStorage(`{"ready":false,"volumes":[{"name":"a"}]}`)
+	f.publish(`{"ready":false,"volumes":[{"name":"a"}]}`)
 	othersFree, err := leases.Update(ctx, key, nil, held)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitConsumed(t, js, events.StreamStatus, events.Durable(concernCfg.Service+"-inputs"))
+	f.consumed()
 	if rev := freeLeaseRevision(t, leases, key); rev <= othersFree || calls.Load() != 1 {
 		t.Errorf("lease at revision %d after the other replica freed it at %d, %d calls; want it taken and freed again, 1 call", rev, othersFree, calls.Load())
 	}

@@ -116,21 +116,7 @@ func TestLeaseTakenBackAtItsFreeRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := events.LeaseKey(vmRef)
-	waitFree := func() uint64 {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			e, err := kv.Get(t.Context(), key)
-			if err == nil && len(e.Value()) == 0 {
-				return e.Revision()
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("lease of %s not freed: %v, %v", vmRef, e, err)
-			}
-			time.Sleep(5 * time.Millisecond) // poll interval of a deadline-bounded wait
-		}
-	}
-	first := waitFree()
+	first := freeLeaseRevision(t, kv, key)
 	before := requests.Load()
 	rec, err := events.LastSpec(t.Context(), admin, vmRef)
 	if err != nil {
@@ -140,7 +126,7 @@ func TestLeaseTakenBackAtItsFreeRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitSlice(t, admin, func(s events.Slice) bool { return s.Generation == 2 })
-	if again := waitFree(); again <= first {
+	if again := freeLeaseRevision(t, kv, key); again <= first {
 		t.Fatalf("lease revision %d after the second reconcile, want past %d", again, first)
 	}
 	if n := requests.Load() - before; n != 2 {
@@ -168,7 +154,8 @@ func TestStoppedReconcileLeavesTheLeaseToExpire(t *testing.T) {
 			return reconcile.Result{}, ctx.Err()
 		})
 	}()
-	if _, err := events.AppendSpec(t.Context(), js, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil); err != nil {
+	seq, err := events.AppendSpec(t.Context(), js, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -188,10 +175,15 @@ func TestStoppedReconcileLeavesTheLeaseToExpire(t *testing.T) {
 		}
 		return reconcile.Result{Status: map[string]bool{"done": true}}, nil
 	})
+	// A new record, so that the next reconcile does not hang on the stopped consumer's
+	// message coming back (at once when its negative ack made it out, else after AckWait).
+	if _, err := events.AppendSpec(t.Context(), js, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":2}}`), seq, nil); err != nil {
+		t.Fatal(err)
+	}
 	// The lease expires LeaseTTL after the stopped holder's last write.
 	deadline := time.Now().Add(3 * events.LeaseTTL)
 	for {
-		if _, err := events.LastStatus(t.Context(), js, vmRef, "placement"); err == nil {
+		if s, err := events.LastStatus(t.Context(), js, vmRef, "placement"); err == nil && s.Slice.Generation == 2 {
 			break
 		}
 		if time.Now().After(deadline) {
