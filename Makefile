@@ -10,11 +10,12 @@ run: ## everything in one process: embedded NATS, vcsim, services, API (https://
 # The stack's end-to-end tests run without -race: nats-server and vcsim have data races of
 # their own (stream update vs consumer create; vcsim VM registration) that fail them. So do
 # the tests built only without -race (`//go:build !race`: crypto's crash test, where vcsim
-# races between simultaneous disk reconfigures). Storage's run with it: the embedded vcsim
-# serves CNS queries under the lock its volume tasks hold (pkg/inventory/sim_cns.go).
+# races between simultaneous disk reconfigures), and storage's, whose claims are provisioned
+# concurrently: vcsim's CNS simulator races between a volume create and a query.
 test: ## every test of every module
-	go test -race -count=1 -timeout 9m $(filter-out %/stack/...,$(ALL))
+	go test -race -count=1 -timeout 9m $(filter-out %/stack/... %/services/storage/...,$(ALL))
 	go test -count=1 -timeout 9m -run 'TestCrashDuringEncryption' ./services/crypto/
+	go test -count=1 -timeout 9m ./services/storage/...
 	go test -count=1 -timeout 15m ./stack/... # with cluster_test.go's ~4 minutes of a NATS cluster and two stacks
 
 bench: ## the benchmark figures
