@@ -58,15 +58,22 @@ func (h *handler) syncCdroms(ctx context.Context, vm *model.VirtualMachine, vcVM
 		changes, problems = cdromChanges(devices, want, mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
 	}
 	if len(problems) == 0 && len(changes) > 0 {
-		err := reconfigure(ctx, vcVM, changes)
-		switch {
-		case vcenter.IsFault(err):
-			problems = append(problems, fmt.Sprintf("changing the CD-ROMs failed: %v", err))
-		case err != nil:
+		refused := reconfigure(ctx, vcVM, changes)
+		if refused != nil && !vcenter.IsFault(refused) {
+			return mvm, "", refused
+		}
+		fresh, _, err := readVM(ctx, h.vc, vcVM.Reference().Value, "")
+		if err != nil {
 			return mvm, "", err
-		default:
-			if mvm, _, err = readVM(ctx, h.vc, vcVM.Reference().Value, ""); err != nil {
-				return mvm, "", err
+		}
+		mvm = fresh
+		// vCenter refused the change: what the VM has now decides. The same CD-ROMs may
+		// have landed since the read (a reconcile of a replica that was stopping), which
+		// is no mismatch; a change still wanted is.
+		if refused != nil {
+			again, still := cdromChanges(object.VirtualDeviceList(mvm.Config.Hardware.Device), want, mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
+			if len(again) > 0 || len(still) > 0 {
+				problems = append(problems, fmt.Sprintf("changing the CD-ROMs failed: %v", refused))
 			}
 		}
 	}

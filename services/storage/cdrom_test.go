@@ -2,13 +2,18 @@ package storage
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/inventory/deploytest"
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // A CD-ROM entry becomes a CD-ROM at its slot backed by its image's ISO file on the
@@ -111,4 +116,56 @@ func cdromInStatus(t testing.TB, st model.VirtualMachineStatus, at slot) model.V
 	}
 	t.Fatalf("no CD-ROM at %s in status.hardware %+v", at, st.Hardware)
 	return model.VirtualDeviceStatus{}
+}
+
+// CD-ROMs another reconfigure added between storage's read of the VM and its own change
+// (a reconcile of a replica that was stopping) are no mismatch: vCenter refuses storage's
+// change, the unit being taken, and storage finds what it wanted already there.
+func TestCdromAddedMeanwhileIsVerified(t *testing.T) {
+	js := startWithImages(t)
+	photon := seedImage(t, js, "VirtualMachineImage", inventory.PhotonISO)
+	spec := vmSpec()
+	spec.GuestID = "vmwarePhoton64Guest"
+	spec.Hardware.Cdrom = []model.VirtualMachineCdromSpec{cdromEntry("cdrom1", photon, 0, true)}
+	v := upgradedVM("my-namespace", "iso-cdrom-meanwhile", spec)
+	v.Put(t, js, false)
+
+	var refused atomic.Int32
+	vc.Sim.Intercept(func(_ *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+		req, ok := m.Body.(*types.ReconfigVM_Task)
+		if !ok || !addsCdrom(req.Spec) || refused.Add(1) > 1 {
+			return nil, nil
+		}
+		// The same change lands first, through another session, as another replica's.
+		other := object.NewVirtualMachine(vc.Client.Client, m.This)
+		task, err := other.Reconfigure(t.Context(), req.Spec)
+		if err == nil {
+			_, err = vcenter.WaitTask(t.Context(), task)
+		}
+		if err != nil {
+			t.Errorf("the other reconfigure: %v", err)
+		}
+		return nil, nil
+	})
+	t.Cleanup(func() { vc.Sim.Intercept(nil) })
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+
+	cdromVerified(t, js, v, "True")
+	if cdroms := cdromsOf(t, vm); len(cdroms) != 1 || cdroms[slot{model.ControllerTypeIDE, 0, 0}] == nil {
+		t.Errorf("CD-ROMs %v, want one at IDE 0:0", cdroms)
+	}
+	if refused.Load() == 0 {
+		t.Error("storage's CD-ROM change never met the other one")
+	}
+}
+
+// addsCdrom reports whether a reconfigure adds a CD-ROM.
+func addsCdrom(spec types.VirtualMachineConfigSpec) bool {
+	for _, c := range spec.DeviceChange {
+		s := c.GetVirtualDeviceConfigSpec()
+		if _, ok := s.Device.(*types.VirtualCdrom); ok && s.Operation == types.VirtualDeviceConfigSpecOperationAdd {
+			return true
+		}
+	}
+	return false
 }
