@@ -125,17 +125,18 @@ func (s *leaseSet) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 
 // hold runs f holding ref's lease. f gets the caller's ctx (services start work that
 // outlives the reconcile with it, e.g. Trigger.RequestAt), not cancelled by a lost lease
-// but carrying it: publish checks it (leaseHeld), whichever path publishes. untouched
-// tells f that the lease was taken back at the revision this process freed it at: no
-// other replica held it since, so no other replica acted on the object since then.
-func (s *leaseSet) hold(ctx context.Context, ref events.Ref, f func(ctx context.Context, untouched bool) error) error {
+// but carrying it: publish checks it (leaseHeld), whichever path publishes. freedAt
+// tells f the revision of this process's free value the lease was taken back at (0: it
+// was taken otherwise): nobody held it since that value was written, so nobody acted on
+// the object since.
+func (s *leaseSet) hold(ctx context.Context, ref events.Ref, f func(ctx context.Context, freedAt uint64) error) error {
 	key := events.LeaseKey(ref)
-	l, untouched, err := s.acquire(ctx, key)
+	l, freedAt, err := s.acquire(ctx, key)
 	if err != nil {
 		return fmt.Errorf("lease of %s: %w", ref, err)
 	}
 	defer s.release(ctx, key, l)
-	return f(context.WithValue(ctx, heldLeaseKey{}, heldLease{ref: ref, lost: l.lost}), untouched)
+	return f(context.WithValue(ctx, heldLeaseKey{}, heldLease{ref: ref, lost: l.lost}), freedAt)
 }
 
 type heldLeaseKey struct{}
@@ -155,9 +156,9 @@ func leaseHeld(ctx context.Context) error {
 	return nil
 }
 
-// acquire takes key's lease, or joins this process's holder of it; untouched is true
-// when this call took it back at the revision of the free value the process wrote last.
-func (s *leaseSet) acquire(ctx context.Context, key string) (l *lease, untouched bool, err error) {
+// acquire takes key's lease, or joins this process's holder of it; freedAt is the
+// revision of the process's free value this call took it back at, 0 for none.
+func (s *leaseSet) acquire(ctx context.Context, key string) (l *lease, freedAt uint64, err error) {
 	s.mu.Lock()
 	l = s.held[key]
 	if l != nil {
@@ -167,23 +168,23 @@ func (s *leaseSet) acquire(ctx context.Context, key string) (l *lease, untouched
 		case <-l.ready:
 		case <-ctx.Done():
 			s.drop(key, l)
-			return nil, false, ctx.Err()
+			return nil, 0, ctx.Err()
 		}
 		if l.err != nil {
 			s.drop(key, l)
-			return nil, false, l.err
+			return nil, 0, l.err
 		}
-		return l, false, nil
+		return l, 0, nil
 	}
 	l = &lease{users: 1, ready: make(chan struct{}), done: make(chan struct{})}
 	s.held[key] = l
 	s.mu.Unlock()
 	var taken time.Time
-	l.rev, taken, untouched, l.err = s.take(ctx, key)
+	l.rev, taken, freedAt, l.err = s.take(ctx, key)
 	if l.err != nil {
 		close(l.ready)
 		s.drop(key, l)
-		return nil, false, l.err
+		return nil, 0, l.err
 	}
 	var lose context.CancelFunc
 	l.lost, lose = context.WithCancel(context.Background())
@@ -191,7 +192,7 @@ func (s *leaseSet) acquire(ctx context.Context, key string) (l *lease, untouched
 	renewing, l.stop = context.WithCancel(context.Background())
 	go s.renew(renewing, key, l, taken, lose)
 	close(l.ready)
-	return l, untouched, nil
+	return l, freedAt, nil
 }
 
 // take sets key to this replica's name, waiting while another replica holds it; it
@@ -200,16 +201,16 @@ func (s *leaseSet) acquire(ctx context.Context, key string) (l *lease, untouched
 // it knows one, else by a create (absent key) or an update at the revision of a free
 // value read. An unanswered create is tried again: if it landed, the key holds this
 // replica's name, and the entry is reclaimed at its revision instead of waited out.
-// untouched is true for a take at the revision of the process's own free value.
-func (s *leaseSet) take(ctx context.Context, key string) (rev uint64, sent time.Time, untouched bool, err error) {
+// freedAt is the revision of the process's own free value it was taken at, 0 for none.
+func (s *leaseSet) take(ctx context.Context, key string) (rev uint64, sent time.Time, freedAt uint64, err error) {
 	kv, err := s.bucket(ctx)
 	if err != nil {
-		return 0, time.Time{}, false, err
+		return 0, time.Time{}, 0, err
 	}
-	if rev, ok := s.lastFreed(key); ok {
+	if freed, ok := s.lastFreed(key); ok {
 		sent := time.Now()
-		if rev, err := kv.Update(ctx, key, []byte(s.holder), rev); err == nil {
-			return rev, sent, true, nil
+		if rev, err := kv.Update(ctx, key, []byte(s.holder), freed); err == nil {
+			return rev, sent, freed, nil
 		}
 		// Written since (another replica, an expiry) or unanswered: the general way reads it.
 	}
@@ -221,14 +222,14 @@ func (s *leaseSet) take(ctx context.Context, key string) (rev uint64, sent time.
 			return err
 		})
 		if !held(err) {
-			return rev, sent, false, err
+			return rev, sent, 0, err
 		}
 		if rev, sent, ok := s.reclaim(ctx, kv, key); ok {
-			return rev, sent, false, nil
+			return rev, sent, 0, nil
 		}
 		select {
 		case <-ctx.Done():
-			return 0, time.Time{}, false, ctx.Err()
+			return 0, time.Time{}, 0, ctx.Err()
 		case <-time.After(poll):
 		}
 		poll = min(2*poll, leaseMaxPoll)

@@ -305,7 +305,7 @@ func (l *loop) reconcileMessage(ctx context.Context, ref events.Ref) error {
 
 func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bool) error {
 	leases := leasesOf(l.js, l.cfg.Service)
-	var unleased *Object
+	var unleased *unleasedRead
 	if freed, ok := leases.freedAt(events.LeaseKey(ref)); ok && byMessage && l.cfg.Concern != nil {
 		o, found, err := readObject(ctx, l.js, l.cfg, ref)
 		if err != nil || !found || o.released(l.cfg.Service) {
@@ -315,14 +315,14 @@ func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bo
 		if answered, err := l.answerUnleased(ctx, leases, o, freed); answered || err != nil {
 			return err
 		}
-		unleased = &o
+		unleased = &unleasedRead{Object: o, freed: freed}
 	}
-	return leases.hold(ctx, ref, func(ctx context.Context, untouched bool) error {
+	return leases.hold(ctx, ref, func(ctx context.Context, freedAt uint64) error {
 		var o Object
-		if unleased != nil && untouched {
-			// No other replica held the lease since this one freed it, before the read:
+		if unleased != nil && freedAt == unleased.freed {
+			// Nobody held the lease since the free value the unleased read came after:
 			// what was read is what a read now would find of the service's own doing.
-			o = *unleased
+			o = unleased.Object
 		} else {
 			var found bool
 			var err error
@@ -338,6 +338,13 @@ func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bo
 		}
 		return publish(ctx, l.js, l.cfg, o, res)
 	})
+}
+
+// unleasedRead is an object read without its lease, after this process wrote the lease's
+// free value at revision freed.
+type unleasedRead struct {
+	Object
+	freed uint64
 }
 
 // answerUnleased answers a message's reconcile of o, read without the object's lease
