@@ -90,6 +90,9 @@ func onlyConcerned(cfg Config, f Func) Func {
 // digest with that of the service's previous slice, or of its last reconcile that
 // published nothing.
 func unconcernedAnswer(cfg Config, o Object) (res Result, ok bool, err error) {
+	if a := o.answered; a != nil {
+		return a.res, a.ok, nil
+	}
 	ign := cfg.Concern(o)
 	digest, err := concernDigest(cfg.Service, o, ign)
 	if err != nil {
@@ -105,6 +108,13 @@ func unconcernedAnswer(cfg Config, o Object) (res Result, ok bool, err error) {
 		res.Status = atGeneration(prev.Status, prev.Generation, o.Meta.Generation)
 	}
 	return res, true, nil
+}
+
+// concernAnswer is unconcernedAnswer's result for one read of an object, kept with the
+// read (Object.answered) when the reconcile under the lease reuses it.
+type concernAnswer struct {
+	res Result
+	ok  bool
 }
 
 // concernDigest sums what the service reads of o: its record and its input slices

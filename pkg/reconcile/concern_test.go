@@ -58,15 +58,7 @@ func countingFunc(calls *atomic.Int32) reconcile.Func {
 // runConcerned runs the loop with a Trigger, as the services do, until the test ends.
 func runConcerned(t *testing.T, js jetstream.JetStream, f reconcile.Func) *reconcile.Trigger {
 	tr := reconcile.NewTrigger(js, concernCfg, f)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- tr.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	runUntilCleanup(t, t.Context(), tr.Run)
 	return tr
 }
 

@@ -34,6 +34,8 @@ type Object struct {
 	// readDigest sums what the service's last reconcile read when that published nothing
 	// (concern_memo.go); the stored slice's digest is older then.
 	readDigest string
+	// answered is the concern's answer to this read, when it was judged unleased already.
+	answered *concernAnswer
 }
 
 // Meta is the part of metadata every reconciler needs.
@@ -312,7 +314,7 @@ func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bo
 			return err
 		}
 		o.byMessage = true
-		if answered, err := l.answerUnleased(ctx, leases, o, freed); answered || err != nil {
+		if answered, err := l.answerUnleased(ctx, leases, &o, freed); answered || err != nil {
 			return err
 		}
 		unleased = &unleasedRead{Object: o, freed: freed}
@@ -354,20 +356,25 @@ type unleasedRead struct {
 // (another replica's, a triggered one) held it while o was read and may yet publish what
 // o does not show. Such a reconcile, most of those a busy object's many slices set off,
 // then costs one read of the lease instead of its take and its release. answered is false
-// when the reconcile is to be done under the lease.
-func (l *loop) answerUnleased(ctx context.Context, leases *leaseSet, o Object, freed uint64) (answered bool, err error) {
+// when the reconcile is to be done under the lease; the concern's answer is then kept in
+// o for it.
+func (l *loop) answerUnleased(ctx context.Context, leases *leaseSet, o *Object, freed uint64) (answered bool, err error) {
 	if pausedBy(o.Meta) != "" {
 		return false, nil
 	}
-	res, ok, err := unconcernedAnswer(l.cfg, o)
-	if err != nil || !ok {
-		return false, nil // done again under the lease, which reports the error
+	res, ok, err := unconcernedAnswer(l.cfg, *o)
+	if err != nil {
+		return false, nil // judged again under the lease, which reports the error
 	}
-	slice, err := sliceOf(l.cfg, o, res)
+	o.answered = &concernAnswer{res: res, ok: ok}
+	if !ok {
+		return false, nil
+	}
+	slice, err := sliceOf(l.cfg, *o, res)
 	if err != nil {
 		return false, nil
 	}
-	same, sameButDigest := asRead(o, slice)
+	same, sameButDigest := asRead(*o, slice)
 	if !same && !sameButDigest {
 		return false, nil
 	}
@@ -375,7 +382,7 @@ func (l *loop) answerUnleased(ctx context.Context, leases *leaseSet, o Object, f
 		return false, err
 	}
 	if sameButDigest {
-		rememberDigest(l.js, o, slice)
+		rememberDigest(l.js, *o, slice)
 	}
 	unconcerned.WithLabelValues(l.cfg.Service, o.Ref.Plural).Inc()
 	return true, nil

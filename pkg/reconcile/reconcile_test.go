@@ -49,9 +49,15 @@ func TestRunPublishesSliceAndReleases(t *testing.T) {
 // runLoop runs the loop on js until the test ends (or ctx does), and fails the test if it
 // returns an error.
 func runLoop(t *testing.T, ctx context.Context, js jetstream.JetStream, cfg reconcile.Config, f reconcile.Func) {
+	runUntilCleanup(t, ctx, func(ctx context.Context) error { return reconcile.Run(ctx, js, cfg, f) })
+}
+
+// runUntilCleanup runs run until the test ends (or ctx does), and fails the test if it
+// returns an error.
+func runUntilCleanup(t *testing.T, ctx context.Context, run func(context.Context) error) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- reconcile.Run(ctx, js, cfg, f) }()
+	go func() { done <- run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

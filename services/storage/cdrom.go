@@ -54,8 +54,7 @@ func (h *handler) syncCdroms(ctx context.Context, vm *model.VirtualMachine, vcVM
 	}
 	var changes []types.BaseVirtualDeviceConfigSpec
 	if len(problems) == 0 {
-		devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
-		changes, problems = cdromChanges(devices, want, mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
+		changes, problems = cdromChanges(mvm, want)
 	}
 	if len(problems) == 0 && len(changes) > 0 {
 		refused := reconfigure(ctx, vcVM, changes)
@@ -71,8 +70,7 @@ func (h *handler) syncCdroms(ctx context.Context, vm *model.VirtualMachine, vcVM
 		// have landed since the read (a reconcile of a replica that was stopping), which
 		// is no mismatch; a change still wanted is.
 		if refused != nil {
-			again, still := cdromChanges(object.VirtualDeviceList(mvm.Config.Hardware.Device), want, mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
-			if len(again) > 0 || len(still) > 0 {
+			if again, still := cdromChanges(mvm, want); len(again) > 0 || len(still) > 0 {
 				problems = append(problems, fmt.Sprintf("changing the CD-ROMs failed: %v", refused))
 			}
 		}
@@ -111,12 +109,14 @@ func (h *handler) wantCdroms(ctx context.Context, namespace string, entries []mo
 	return want, problems, nil
 }
 
-// cdromChanges are the device changes from the VM's CD-ROMs to want: an edit where the
-// slot's CD-ROM differs in file or state, an add where the slot has none, a remove for
-// every CD-ROM at a slot no entry names. A powered-off VM's CD-ROMs are never connected
-// (vCenter connects them at power-on as they start connected), so only startConnected
-// counts there.
-func cdromChanges(devices object.VirtualDeviceList, want []wantCdrom, on bool) ([]types.BaseVirtualDeviceConfigSpec, []string) {
+// cdromChanges are the device changes from the CD-ROMs of the VM as read to want: an
+// edit where the slot's CD-ROM differs in file or state, an add where the slot has none,
+// a remove for every CD-ROM at a slot no entry names. A powered-off VM's CD-ROMs are never
+// connected (vCenter connects them at power-on as they start connected), so only
+// startConnected counts there.
+func cdromChanges(mvm mo.VirtualMachine, want []wantCdrom) ([]types.BaseVirtualDeviceConfigSpec, []string) {
+	devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
+	on := mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn
 	have := map[slot]*types.VirtualCdrom{}
 	for _, d := range devices.SelectByType((*types.VirtualCdrom)(nil)) {
 		if s, ok := deviceSlot(devices, d); ok {

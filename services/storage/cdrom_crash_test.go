@@ -23,10 +23,7 @@ func TestCdromChangesExactlyOnceAcrossRestart(t *testing.T) {
 	vms := make([]*deploytest.VM, n)
 	vcVMs := make([]*object.VirtualMachine, n)
 	for i := range n {
-		spec := vmSpec()
-		spec.GuestID = "vmwarePhoton64Guest"
-		spec.Hardware.Cdrom = []model.VirtualMachineCdromSpec{cdromEntry("one", photon, 0, true), cdromEntry("two", ubuntu, 1, false)}
-		vms[i] = upgradedVM("my-namespace", fmt.Sprintf("cdrom-crash-%d", i), spec)
+		vms[i] = photonCdromVM(fmt.Sprintf("cdrom-crash-%d", i), cdromEntry("one", photon, 0, true), cdromEntry("two", ubuntu, 1, false))
 		vms[i].Put(t, js, false)
 	}
 	ide0 := func(unit int32) slot { return slot{model.ControllerTypeIDE, 0, unit} }

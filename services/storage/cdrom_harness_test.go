@@ -56,6 +56,14 @@ func seedImage(t testing.TB, js jetstream.JetStream, kind, item string) model.Im
 	return model.ImageRef{}
 }
 
+// photonCdromVM is a VM of my-namespace with a Photon guest and the CD-ROM entries.
+func photonCdromVM(name string, cdroms ...model.VirtualMachineCdromSpec) *deploytest.VM {
+	spec := vmSpec()
+	spec.GuestID = "vmwarePhoton64Guest"
+	spec.Hardware.Cdrom = cdroms
+	return upgradedVM("my-namespace", name, spec)
+}
+
 // cdromEntry is a CD-ROM entry, placed at IDE 0:unit when unit ≥ 0.
 func cdromEntry(name string, img model.ImageRef, unit int32, connected bool) model.VirtualMachineCdromSpec {
 	c := model.VirtualMachineCdromSpec{Name: name, Image: img, Connected: &connected, AllowGuestControl: ptr(true)}
