@@ -410,3 +410,45 @@ func TestConcernUnleasedAnswerWaitsForAHolder(t *testing.T) {
 		t.Errorf("lease at revision %d after the other replica freed it at %d, %d calls; want it taken and freed again, 1 call", rev, othersFree, calls.Load())
 	}
 }
+
+// A related object's change that finds a message's reconcile of the VM already queued
+// rides on it, and that reconcile calls the Func though the message's own change does
+// not concern the service: the related change is not lost.
+func TestConcernRelatedChangeRidingOnAMessageReachesTheFunc(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	cfg := concernCfg
+	cfg.Related = []string{"virtualmachineclasses"}
+	var calls atomic.Int32
+	running, release := make(chan struct{}), make(chan struct{})
+	counting := countingFunc(&calls)
+	runLoop(t, ctx, js, cfg, func(ctx context.Context, o reconcile.Object) (reconcile.Result, error) {
+		if calls.Load() == 0 {
+			close(running)
+			<-release // the first reconcile runs while the next ones queue behind it
+		}
+		return counting(ctx, o)
+	})
+	seq, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	// Queued behind it: a change the service ignores, then a related change.
+	if _, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(2, 1, `{"name":"a"}`), seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := events.AppendSpec(ctx, js, events.Ref{Plural: "virtualmachineclasses", Name: "small"}, events.OpPut, []byte(`{"metadata":{"uid":"c1","generation":1}}`), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitConsumed(t, js, events.StreamSpecs, events.Durable(cfg.Service+"-related"))
+	close(release)
+	waitSlice(t, js, func(s events.Slice) bool { return s.Generation == 2 })
+	deadline := time.Now().Add(10 * time.Second)
+	for calls.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond) // poll interval of a deadline-bounded wait
+	}
+	if calls.Load() != 2 {
+		t.Errorf("%d calls, want 2: the related change reaches the Func", calls.Load())
+	}
+}

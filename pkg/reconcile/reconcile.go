@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -169,6 +170,10 @@ type loop struct {
 	cfg Config
 	f   Func
 	q   *events.KeyedQueue
+	// full are the objects (by queue key) whose next reconcile calls the Func whatever
+	// the concern says: a resync or a related change that found a reconcile already
+	// waiting (enqueue) rides on it, and that one may be a message's.
+	full sync.Map
 }
 
 // Suffixes of the loop's consumers beside its SPECS one.
@@ -276,13 +281,16 @@ func (l *loop) enqueueAll(ctx context.Context, filter string) error {
 	return nil
 }
 
-// enqueue queues a reconcile of the object of a spec subject, unless one is queued already.
+// enqueue queues a reconcile of the object of a spec subject, unless one is queued already:
+// that one then calls the Func, whatever the concern says (full).
 func (l *loop) enqueue(ctx context.Context, subj string) {
 	ref, err := events.ParseSpecSubject(subj)
 	if err != nil {
 		return
 	}
-	l.q.DoOnce(events.ObjectKey(subj), func() {
+	key := events.ObjectKey(subj)
+	l.full.Store(key, true)
+	l.q.DoOnce(key, func() {
 		if err := l.reconcile(ctx, ref); err != nil && ctx.Err() == nil {
 			l.cfg.Logger.Warn("reconcile", "service", l.cfg.Service, "object", ref.String(), "err", err)
 		}
@@ -306,6 +314,10 @@ func (l *loop) reconcileMessage(ctx context.Context, ref events.Ref) error {
 }
 
 func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bool) error {
+	_, full := l.full.LoadAndDelete(events.ObjectKey(events.SpecSubject(ref)))
+	if full {
+		byMessage = false
+	}
 	leases := leasesOf(l.js, l.cfg.Service)
 	var unleased *unleasedRead
 	if freed, ok := leases.freedAt(events.LeaseKey(ref)); ok && byMessage && l.cfg.Concern != nil {
