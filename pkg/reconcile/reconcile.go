@@ -162,6 +162,10 @@ func run(ctx context.Context, js jetstream.JetStream, cfg Config, f Func) error 
 			cancel()
 		}
 	}
+	// The parts that enqueue have returned: what they queued ends before the loop does, so
+	// that a service stopped (and perhaps started again in the same process) has nothing
+	// of its own still acting on an object.
+	l.queued.Wait()
 	return first
 }
 
@@ -174,6 +178,9 @@ type loop struct {
 	// the concern says: a resync or a related change that found a reconcile already
 	// waiting (enqueue) rides on it, and that one may be a message's.
 	full sync.Map
+	// queued are the reconciles enqueue queued that have not ended: Consume awaits the
+	// messages' own, run awaits these.
+	queued sync.WaitGroup
 }
 
 // Suffixes of the loop's consumers beside its SPECS one.
@@ -290,11 +297,16 @@ func (l *loop) enqueue(ctx context.Context, subj string) {
 	}
 	key := events.ObjectKey(subj)
 	l.full.Store(key, true)
-	l.q.DoOnce(key, func() {
+	l.queued.Add(1)
+	queued := l.q.DoOnce(key, func() {
+		defer l.queued.Done()
 		if err := l.reconcile(ctx, ref); err != nil && ctx.Err() == nil {
 			l.cfg.Logger.Warn("reconcile", "service", l.cfg.Service, "object", ref.String(), "err", err)
 		}
 	})
+	if !queued {
+		l.queued.Done()
+	}
 }
 
 // reconcile reads the latest spec and slices, reconciles and publishes the slice. A

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,4 +128,59 @@ func TestRelateNarrowsRelatedChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, seen, "b after the VM was deleted (all claims)", func(o reconcile.Object) bool { return o.Ref == claimB })
+}
+
+// Run returns only after the reconciles a related change queued have ended: a stopped
+// loop leaves nothing of its own acting on an object (beside the loop that replaces it).
+func TestRunAwaitsQueuedReconciles(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx, stop := context.WithCancel(t.Context())
+	first, entered, returned := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	var endedAfterRun atomic.Bool
+	f := func(context.Context, reconcile.Object) (reconcile.Result, error) {
+		switch calls.Add(1) {
+		case 1: // the spec's
+			close(first)
+		case 2: // the class change's
+			close(entered)
+			select {
+			case <-returned: // Run returned while this reconcile still ran
+				endedAfterRun.Store(true)
+			case <-time.After(time.Second): // how long a reconcile Run waits for may take
+			}
+		}
+		return reconcile.Result{}, nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- reconcile.Run(ctx, js, reconcile.Config{Service: "power", Plural: "virtualmachines",
+			Related: []string{"virtualmachineclasses"}}, f)
+		close(returned)
+	}()
+	if _, err := events.AppendSpec(t.Context(), js, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, first, "the spec's reconcile")
+	class := events.Ref{Plural: "virtualmachineclasses", Namespace: "ns", Name: "small"}
+	if _, err := events.AppendSpec(t.Context(), js, class, events.OpPut, []byte(`{"metadata":{"uid":"c1"}}`), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, entered, "the class change's reconcile")
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if endedAfterRun.Load() {
+		t.Error("Run returned while a queued reconcile still ran")
+	}
+}
+
+func waitClosed(t *testing.T, c <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no %s before the deadline", what)
+	}
 }
