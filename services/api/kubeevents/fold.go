@@ -189,10 +189,16 @@ next:
 	}
 }
 
+// pruneQuery finds the newest Event past the retention. Left to itself SQLite answers
+// MAX(seq) by walking the table down from the newest row until one is old enough: with
+// none that old (the usual case) it reads every Event, each minute. The index on stored
+// reads only the old ones.
+const pruneQuery = `SELECT COALESCE(MAX(seq), 0) FROM events INDEXED BY events_by_stored WHERE stored < ?`
+
 // prune removes the Events stored before cutoff and moves the horizon past them.
 func (s *Store) prune(cutoff time.Time) error {
 	var highest uint64
-	if err := s.writer.Get(&highest, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE stored < ?`, cutoff.UnixNano()); err != nil {
+	if err := s.writer.Get(&highest, pruneQuery, cutoff.UnixNano()); err != nil {
 		return fmt.Errorf("prune events: %w", err)
 	}
 	if highest == 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -276,5 +277,26 @@ func TestRetentionAndRestart(t *testing.T) {
 	}
 	if _, err := first.Watch(ctx, WatchOptions{FromRV: "1"}); !errors.Is(err, ErrGone) {
 		t.Errorf("watch from before the events kept: %v, want ErrGone", err)
+	}
+}
+
+// The retention's prune, run every minute, reads the Events past the retention through
+// the index on stored, not every Event from the newest down.
+func TestPruneReadsOnlyOldEvents(t *testing.T) {
+	t.Parallel()
+	s, err := Open(filepath.Join(t.TempDir(), "events.db"), slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var plan []struct {
+		ID, Parent, Notused int
+		Detail              string
+	}
+	if err := s.writer.Select(&plan, "EXPLAIN QUERY PLAN "+pruneQuery, time.Now().UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan) != 1 || !strings.Contains(plan[0].Detail, "INDEX events_by_stored (stored<?)") {
+		t.Errorf("prune's plan %+v, want a search of events_by_stored by stored", plan)
 	}
 }
