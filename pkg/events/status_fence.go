@@ -68,8 +68,12 @@ func (f *statusFence) publish(ctx context.Context, js jetstream.JetStream, msg *
 // LastStatusFromLeader is [LastStatus] (without the headers) answered by the STATUS stream's leader: on a
 // replicated stream a direct get may be answered by a follower that has not applied the
 // newest slice yet, and a reconcile that takes an object over from another replica must
-// see that replica's last slice before it acts.
+// see that replica's last slice before it acts. Without a cluster the direct get is the
+// leader's answer.
 func LastStatusFromLeader(ctx context.Context, js jetstream.JetStream, ref Ref, service string) (StatusRecord, error) {
+	if leaderAnswersDirect(js) {
+		return LastStatus(ctx, js, ref, service)
+	}
 	subject := StatusSubject(ref, service)
 	req, err := json.Marshal(struct {
 		LastFor string `json:"last_by_subj"`

@@ -3,7 +3,6 @@ package readmodel
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -78,21 +77,13 @@ func (h *Heads) run() {
 		ctx, cancel := context.WithTimeout(context.Background(), headsTimeout)
 		var specErr error
 		var both sync.WaitGroup
-		both.Go(func() { r.at.spec, specErr = lastSeq(ctx, h.js, events.StreamSpecs) })
-		r.at.status, r.err = lastSeq(ctx, h.js, events.StreamStatus)
+		both.Go(func() { r.at.spec, specErr = events.Head(ctx, h.js, events.StreamSpecs) })
+		r.at.status, r.err = events.Head(ctx, h.js, events.StreamStatus)
 		both.Wait()
 		r.err = errors.Join(specErr, r.err)
 		cancel()
 		close(r.done)
 	}
-}
-
-func lastSeq(ctx context.Context, js jetstream.JetStream, stream string) (uint64, error) {
-	st, err := js.Stream(ctx, stream)
-	if err != nil {
-		return 0, fmt.Errorf("read the head of %s: %w", stream, err)
-	}
-	return st.CachedInfo().State.LastSeq, nil
 }
 
 // WaitCurrent blocks until the read model reflects every message the streams held when it
