@@ -23,11 +23,14 @@ func Head(ctx context.Context, js jetstream.JetStream, stream string) (uint64, e
 
 // leaderAnswersDirect tells whether a direct get through js is its stream leader's answer:
 // the server js is connected to is in no cluster, so none of its streams has another
-// replica. In a cluster a follower answers direct gets too, and it may lag behind.
+// replica. In a cluster a follower answers direct gets too, and it may lag behind. A
+// connection that is down (its requests wait for whichever server it reaches next) knows
+// no cluster name: it asks the leader.
 //
 // The JetStream API requests a leader answers cost the server far more than a direct get:
 // it decodes the requester's whole JWT, permissions and all, from every one (14 KB for the
 // gateway's identity: 0.17 ms of the server's CPU per request).
 func leaderAnswersDirect(js jetstream.JetStream) bool {
-	return js.Conn().ConnectedClusterName() == ""
+	nc := js.Conn()
+	return nc.IsConnected() && nc.ConnectedClusterName() == ""
 }
