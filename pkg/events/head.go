@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -10,9 +11,18 @@ import (
 // Head is the sequence of the newest message stream holds as its leader knows it: how far
 // a reader must have come to have seen every write acknowledged before the call (the
 // gateway's consistent reads wait for it).
+//
+// The direct get finds no newest message when the stream's last one was deleted (a purged
+// status slice): the stream information then says where the stream ends.
 func Head(ctx context.Context, js jetstream.JetStream, stream string) (uint64, error) {
 	if leaderAnswersDirect(js) {
-		return LastSeq(ctx, js, stream, ">")
+		raw, err := lastMsg(ctx, js, stream, ">")
+		if err == nil {
+			return raw.Sequence, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return 0, fmt.Errorf("read the head of %s: %w", stream, err)
+		}
 	}
 	st, err := js.Stream(ctx, stream) // a stream information request, which the leader answers
 	if err != nil {

@@ -45,8 +45,7 @@ func checkHeadAndLeaderReads(t *testing.T, js jetstream.JetStream, nc *nats.Conn
 		}
 		seq = s
 	}
-	asked := make(chan string, 10)
-	sub, err := nc.Subscribe("$JS.API.STREAM.>", func(m *nats.Msg) { asked <- m.Subject })
+	sub, err := nc.SubscribeSync("$JS.API.STREAM.>")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,14 +62,7 @@ func checkHeadAndLeaderReads(t *testing.T, js jetstream.JetStream, nc *nats.Conn
 	if err != nil || rec.Slice.Generation != 3 || rec.Seq != seq {
 		t.Errorf("slice from the leader %+v at %d, %v; want generation 3 at %d", rec.Slice, rec.Seq, err, seq)
 	}
-	if err := nc.Flush(); err != nil { // our subscription has seen every request made before
-		t.Fatal(err)
-	}
-	close(asked)
-	var requests []string
-	for subj := range asked {
-		requests = append(requests, subj)
-	}
+	requests := requestsSeen(t, nc, sub)
 	want := []string{"$JS.API.STREAM.INFO." + events.StreamStatus, "$JS.API.STREAM.MSG.GET." + events.StreamStatus}
 	if !clustered {
 		want = nil
@@ -78,4 +70,55 @@ func checkHeadAndLeaderReads(t *testing.T, js jetstream.JetStream, nc *nats.Conn
 	if len(requests) != len(want) || len(want) > 0 && (requests[0] != want[0] || requests[1] != want[1]) {
 		t.Errorf("API requests %q, want %q", requests, want)
 	}
+}
+
+// A stream whose newest message was deleted (a purged slice) has no newest message to get:
+// its head is where its stream information says it ends, never before the newest it holds.
+func TestHeadPastADeletedTail(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	if err := events.Setup(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	ref := events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: "vm"}
+	var last uint64
+	for _, svc := range []string{"power", "storage"} {
+		seq, err := events.PublishStatus(ctx, js, ref, events.Slice{Service: svc, UID: "u", Generation: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = seq
+	}
+	st, err := js.Stream(ctx, events.StreamStatus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteMsg(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	if head, err := events.Head(ctx, js, events.StreamStatus); err != nil || head != last {
+		t.Errorf("head of STATUS past its deleted tail %d, %v; want %d", head, err, last)
+	}
+}
+
+// requestsSeen are the subjects sub (a synchronous subscription of nc) received before a
+// round trip to the server now.
+func requestsSeen(t *testing.T, nc *nats.Conn, sub *nats.Subscription) []string {
+	t.Helper()
+	if err := nc.Flush(); err != nil { // every message sent to sub before this is pending now
+		t.Fatal(err)
+	}
+	n, _, err := sub.Pending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subjects []string
+	for range n {
+		m, err := sub.NextMsg(time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subjects = append(subjects, m.Subject)
+	}
+	return subjects
 }
