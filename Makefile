@@ -10,13 +10,10 @@ run: ## everything in one process: embedded NATS, vcsim, services, API (https://
 # The stack's end-to-end tests run without -race: nats-server and vcsim have data races of
 # their own (stream update vs consumer create; vcsim VM registration) that fail them. So do
 # the tests built only without -race (`//go:build !race`: crypto's crash test, where vcsim
-# races between simultaneous disk reconfigures), and storage's: its CNS race is fixed
-# (pkg/inventory/sim_cns.go), but under -race TestCdromChangesExactlyOnceAcrossRestart
-# fails about one run in three (a CD-ROM added twice after an in-process restart).
+# races between simultaneous disk reconfigures).
 test: ## every test of every module
-	go test -race -count=1 -timeout 9m $(filter-out %/stack/... %/services/storage/...,$(ALL))
+	go test -race -count=1 -timeout 9m $(filter-out %/stack/...,$(ALL))
 	go test -count=1 -timeout 9m -run 'TestCrashDuringEncryption' ./services/crypto/
-	go test -count=1 -timeout 9m ./services/storage/...
 	go test -count=1 -timeout 15m ./stack/... # with cluster_test.go's ~4 minutes of a NATS cluster and two stacks
 
 bench: ## the benchmark figures
