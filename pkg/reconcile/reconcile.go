@@ -298,14 +298,13 @@ func (l *loop) enqueue(ctx context.Context, subj string) {
 	key := events.ObjectKey(subj)
 	l.full.Store(key, true)
 	l.queued.Add(1)
-	queued := l.q.DoOnce(key, func() {
+	if !l.q.DoOnce(key, func() {
 		defer l.queued.Done()
 		if err := l.reconcile(ctx, ref); err != nil && ctx.Err() == nil {
 			l.cfg.Logger.Warn("reconcile", "service", l.cfg.Service, "object", ref.String(), "err", err)
 		}
-	})
-	if !queued {
-		l.queued.Done()
+	}) {
+		l.queued.Done() // the reconcile already waiting does this one's work
 	}
 }
 
