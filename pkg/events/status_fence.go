@@ -65,11 +65,11 @@ func (f *statusFence) publish(ctx context.Context, js jetstream.JetStream, msg *
 	return seq, true, nil
 }
 
-// LastStatusFromLeader is [LastStatus] (without the headers) answered by the STATUS stream's leader: on a
+// LastStatusFromLeader is [LastStatus] answered by the STATUS stream's leader: on a
 // replicated stream a direct get may be answered by a follower that has not applied the
 // newest slice yet, and a reconcile that takes an object over from another replica must
 // see that replica's last slice before it acts. Without a cluster the direct get is the
-// leader's answer.
+// leader's answer; in one the leader's answer comes without the headers.
 func LastStatusFromLeader(ctx context.Context, js jetstream.JetStream, ref Ref, service string) (StatusRecord, error) {
 	if leaderAnswersDirect(js) {
 		return LastStatus(ctx, js, ref, service)
