@@ -135,8 +135,11 @@ func (s *leaseSet) hold(ctx context.Context, ref events.Ref, f func(ctx context.
 	if err != nil {
 		return fmt.Errorf("lease of %s: %w", ref, err)
 	}
-	defer s.release(ctx, key, l)
-	return f(context.WithValue(ctx, heldLeaseKey{}, heldLease{ref: ref, lost: l.lost}), freedAt)
+	stopped := false
+	defer func() { s.release(stopped, key, l) }()
+	err = f(context.WithValue(ctx, heldLeaseKey{}, heldLease{ref: ref, lost: l.lost}), freedAt)
+	stopped = ctx.Err() != nil
+	return err
 }
 
 type heldLeaseKey struct{}
@@ -360,10 +363,11 @@ func (s *leaseSet) renew(ctx context.Context, key string, l *lease, renewed time
 
 // release gives the lease back once its last user in the process is done: it writes the
 // key free at the lease's revision (a lost lease is not this replica's to free). A holder
-// whose ctx ended (the replica stops) leaves it to expire instead, as a crashed one does:
-// a vCenter task its cancelled work started may still be running, and the next holder
-// must not read the object before it lands.
-func (s *leaseSet) release(ctx context.Context, key string, l *lease) {
+// stopped before its work returned (the replica stops) leaves it to expire instead, as a
+// crashed one does: a vCenter task its cancelled work started may still be running, and
+// the next holder must not read the object before it lands. Work that returned before the
+// stop has nothing running: its lease is freed, stopping or not.
+func (s *leaseSet) release(stopped bool, key string, l *lease) {
 	if !s.drop(key, l) {
 		return
 	}
@@ -372,7 +376,7 @@ func (s *leaseSet) release(ctx context.Context, key string, l *lease) {
 	if l.lost.Err() != nil {
 		return
 	}
-	if ctx.Err() != nil {
+	if stopped {
 		s.mu.Lock()
 		s.left[key] = time.Now()
 		s.mu.Unlock()

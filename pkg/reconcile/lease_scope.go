@@ -41,12 +41,14 @@ func HoldScope(ctx context.Context, js jetstream.JetStream, service, kind, name 
 	if err != nil {
 		return fmt.Errorf("lease of scope %s/%s: %w", kind, name, err)
 	}
-	defer s.release(ctx, key, l)
+	stopped := false
+	defer func() { s.release(stopped, key, l) }()
 	fctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := context.AfterFunc(l.lost, func() { cancel(errScopeLost) })
 	defer stop()
 	err = f(fctx)
+	stopped = ctx.Err() != nil
 	if l.lost.Err() != nil {
 		return errors.Join(err, fmt.Errorf("scope %s/%s: %w", kind, name, errScopeLost))
 	}
