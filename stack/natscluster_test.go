@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,22 +47,34 @@ func TestSecuredNATSCluster(t *testing.T) {
 	}
 	servers := make([]*embeddedNATS, nodes)
 	errs := make([]error, nodes)
+	// A node waits for its peers to set the R3 streams up, for as long as its context
+	// lasts: one that fails to start (a free port taken meanwhile) ends the others' wait,
+	// and so does a deadline.
+	starting, failed := context.WithTimeout(ctx, 2*time.Minute)
+	defer failed()
 	var wg sync.WaitGroup
 	for i := range nodes {
 		wg.Go(func() {
-			servers[i], errs[i] = startNATS(ctx, config{
+			servers[i], errs[i] = startNATS(starting, config{
 				Data: data, NATSAddr: clients[i], NATSName: fmt.Sprintf("node-%d", i),
 				NATSClusterAddr: strings.TrimPrefix(routes[i], "nats-route://"), NATSRoutes: strings.Join(routes, ","),
 				StreamReplicas: 3,
 			})
+			if errs[i] != nil {
+				failed()
+			}
 		})
 	}
 	wg.Wait()
+	for _, s := range servers {
+		if s != nil {
+			t.Cleanup(s.Shutdown)
+		}
+	}
 	for i, s := range servers {
 		if errs[i] != nil {
 			t.Fatalf("node %d: %v", i, errs[i])
 		}
-		t.Cleanup(s.Shutdown)
 		if _, err := os.Stat(filepath.Join(data, "nats", fmt.Sprintf("node-%d", i), "jetstream")); err != nil {
 			t.Errorf("node %d keeps no store of its own: %v", i, err)
 		}
