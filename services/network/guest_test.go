@@ -83,10 +83,12 @@ func waitCondition(t *testing.T, js jetstream.JetStream, v *deploytest.VM, typ, 
 	return st
 }
 
-// A powered-on VM's guest reports nothing at first: no address, VMware Tools not
-// running, the intended address not synced. Once the guest reports its addresses, DNS,
-// routes, host name and VMware Tools (set in vcsim), status.network shows them and the
-// conditions follow, without any other change to the VM.
+// A VM whose guest reports nothing (it is off) has no address, VMware Tools not running,
+// the intended address not synced. Once the guest of the powered-on VM reports its
+// addresses, DNS, routes, host name and VMware Tools (set in vcsim), status.network shows
+// them and the conditions follow, without any other change to the VM. (Checked before the
+// power-on: vcsim applies network's customization during the power-on task, so its guest
+// may report the intended address before any slice says it did not.)
 func TestGuestReportedNetwork(t *testing.T) {
 	js := startService(t)
 	v := deploytest.NewVM("my-namespace", "guest-net", model.VirtualMachineSpec{
@@ -95,9 +97,8 @@ func TestGuestReportedNetwork(t *testing.T) {
 	})
 	v.Put(t, js, false)
 	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
-	st := waitCondition(t, js, v, model.ConditionNetworkReady, "True", "True")
-	powerOn(t, vm)
-	st = waitCondition(t, js, v, model.ConditionGuestNetworkConfigSynced, "False", model.ReasonNotSynced)
+	waitCondition(t, js, v, model.ConditionNetworkReady, "True", "True")
+	st := waitCondition(t, js, v, model.ConditionGuestNetworkConfigSynced, "False", model.ReasonNotSynced)
 	if n := st.Network; n == nil || n.PrimaryIP4 != "" || n.HostName != "" || len(n.IPStacks) != 0 {
 		t.Errorf("status.network %+v before the guest reports anything: want no primary address, host name or IP stack", n)
 	}
@@ -105,6 +106,7 @@ func TestGuestReportedNetwork(t *testing.T) {
 		t.Errorf("Tools %s %s in vcsim's default guest, want False %s", s, r, model.ReasonToolsNotRunning)
 	}
 	planned := netip.MustParsePrefix(st.Network.Config.Interfaces[0].IP.Addresses[0])
+	powerOn(t, vm)
 	card := adapters(readTestVM(t, vm).Config.Hardware.Device)[0].(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
 
 	// guest.ipAddress first: vcsim copies it into guest.net, which one call must not set twice.
