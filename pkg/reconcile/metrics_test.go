@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -16,20 +17,35 @@ import (
 )
 
 // Reconciles are counted by service, kind and result, timed, and the loop's queue depth
-// and consumer lag are sampled.
+// and consumer lag are sampled; each reconcile once, also in a loop a Trigger runs.
 func TestMetricsCountReconciles(t *testing.T) {
+	t.Run("Run", func(t *testing.T) {
+		testMetricsCountReconciles(t, func(ctx context.Context, js jetstream.JetStream, cfg reconcile.Config, f reconcile.Func) error {
+			return reconcile.Run(ctx, js, cfg, f)
+		})
+	})
+	t.Run("Trigger", func(t *testing.T) {
+		testMetricsCountReconciles(t, func(ctx context.Context, js jetstream.JetStream, cfg reconcile.Config, f reconcile.Func) error {
+			return reconcile.NewTrigger(js, cfg, f).Run(ctx)
+		})
+	})
+}
+
+func testMetricsCountReconciles(t *testing.T, run func(context.Context, jetstream.JetStream, reconcile.Config, reconcile.Func) error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(reconcile.Collectors()...)
 	js, _ := eventstest.JetStream(t)
 	ctx := t.Context()
 	var calls atomic.Int32
-	runLoop(t, ctx, js, reconcile.Config{Service: "placement", Plural: "virtualmachines"},
-		func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
-			if calls.Add(1) == 1 {
-				return reconcile.Result{}, errors.New("vCenter said no")
-			}
-			return reconcile.Result{Status: map[string]any{"seen": o.Meta.Generation}}, nil
-		})
+	runUntilCleanup(t, ctx, func(ctx context.Context) error {
+		return run(ctx, js, reconcile.Config{Service: "placement", Plural: "virtualmachines"},
+			func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
+				if calls.Add(1) == 1 {
+					return reconcile.Result{}, errors.New("vCenter said no")
+				}
+				return reconcile.Result{Status: map[string]any{"seen": o.Meta.Generation}}, nil
+			})
+	})
 	before := reconciled(t, reg) // the package's counters also hold other tests' reconciles
 	if _, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil); err != nil {
 		t.Fatal(err)

@@ -97,7 +97,15 @@ func (t *Trigger) locked() Func {
 			o = fresh
 			ctx = events.FenceStatus(ctx, o.Ref, t.cfg.Service, o.sliceSeq)
 		}
-		res, err := call(ctx, t.cfg, t.f, o)
+		// The loop calls locked through call, which counts, times and guards the
+		// reconcile already; an object read again may have been paused since.
+		var res Result
+		var err error
+		if by := pausedBy(o.Meta); by != "" {
+			res, err = paused(t.cfg, o, by)
+		} else {
+			res, err = t.f(ctx, o)
+		}
 		if err != nil || res.keep {
 			return res, err
 		}
