@@ -60,6 +60,8 @@ func countsSoFar(b testing.TB, js jetstream.JetStream) workCounts {
 				}
 			case "vmop_reconciles_unconcerned_total":
 				c["unconcerned "+labels["service"]] += v
+			case "vmop_resync_rounds_total":
+				c["resync rounds "+labels["service"]+" "+labels["kind"]] += v
 			case "vmop_status_publishes_total":
 				c["status "+labels["result"]+" "+labels["service"]] += v
 			case "vmop_vcenter_calls_total":

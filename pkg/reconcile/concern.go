@@ -73,6 +73,7 @@ func onlyConcerned(cfg Config, f Func) Func {
 		}
 		if ok {
 			unconcerned.WithLabelValues(cfg.Service, o.Ref.Plural).Inc()
+			res.answered = true
 			return res, nil
 		}
 		digest := res.digest

@@ -24,11 +24,17 @@ var (
 	consumerPending = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "vmop_consumer_pending", Help: "Messages a service's consumer has yet to receive (its lag), by service and consumer.",
 	}, []string{"service", "consumer"})
+	resyncRounds = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vmop_resync_rounds_total", Help: "Resync rounds begun, by service and kind.",
+	}, []string{"service", "kind"})
+	resyncIdle = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "vmop_resync_idle_objects", Help: "Objects the current resync round passes over as idle, by service and kind.",
+	}, []string{"service", "kind"})
 )
 
 // Collectors are the package's metrics.
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{reconciles, reconcileDuration, queueDepth, consumerPending, unconcerned}
+	return []prometheus.Collector{reconciles, reconcileDuration, queueDepth, consumerPending, unconcerned, resyncRounds, resyncIdle}
 }
 
 // sampleInterval is how often a loop samples its queue depth and its consumers' lag.

@@ -50,14 +50,14 @@ func pausedMessage(by string) string {
 // reconcile (the annotation's removal is a spec change) acts on the latest spec.
 func paused(cfg Config, o Object, by string) (Result, error) {
 	if !cfg.ReportsPause {
-		return Result{keep: true}, nil
+		return Result{keep: true, answered: true}, nil
 	}
 	prev := o.Slices[cfg.Service]
 	status, err := withPausedCondition(prev, o.Meta.Generation, pausedMessage(by))
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %s slice of %s: %v", events.ErrPermanent, cfg.Service, o.Ref, err)
 	}
-	return Result{Status: status, Released: prev.Released, generation: prev.Generation}, nil
+	return Result{Status: status, Released: prev.Released, generation: prev.Generation, answered: true}, nil
 }
 
 // withPausedCondition returns the slice's status object with ReconcileReady False saying

@@ -67,7 +67,12 @@ func (o Object) released(service string) bool {
 type Result struct {
 	Status   any  // this service's part of .status; nil for none
 	Released bool // the service finished its deletion work
+	// Idle: nothing outside NATS concerns the service about the object yet (a VM that
+	// placement has not created in vCenter), so whatever would change its answer comes
+	// as a message: the resync passes the object over until a reconcile says otherwise.
+	Idle bool
 
+	answered   bool   // the Func was not called (a concern's or a pause's answer)
 	published  bool   // Trigger.locked published it already, under the object's lock
 	keep       bool   // publish nothing: the previous slice stands (a paused object)
 	generation int64  // the generation the slice is about, when not the object's (paused)
@@ -181,6 +186,8 @@ type loop struct {
 	// queued are the reconciles enqueue queued that have not ended: Consume awaits the
 	// messages' own, run awaits these.
 	queued sync.WaitGroup
+	// idle are the objects (by queue key) whose last Func call answered Result.Idle.
+	idle sync.Map
 }
 
 // Suffixes of the loop's consumers beside its SPECS one.
@@ -325,7 +332,8 @@ func (l *loop) reconcileMessage(ctx context.Context, ref events.Ref) error {
 }
 
 func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bool) error {
-	_, full := l.full.LoadAndDelete(events.ObjectKey(events.SpecSubject(ref)))
+	key := events.ObjectKey(events.SpecSubject(ref))
+	_, full := l.full.LoadAndDelete(key)
 	if full {
 		byMessage = false
 	}
@@ -352,17 +360,32 @@ func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bo
 			var found bool
 			var err error
 			if o, found, err = readObject(ctx, l.js, l.cfg, ref); err != nil || !found || o.released(l.cfg.Service) {
+				if err == nil {
+					l.noteIdle(key, false) // gone, or nothing left to do
+				}
 				return err
 			}
 			o.byMessage = byMessage
 		}
 		ctx = events.FenceStatus(ctx, ref, l.cfg.Service, o.sliceSeq)
 		res, err := call(ctx, l.cfg, l.f, o)
-		if err != nil || res.published || res.keep {
-			return err
+		if err == nil && !res.published && !res.keep {
+			err = publish(ctx, l.js, l.cfg, o, res)
 		}
-		return publish(ctx, l.js, l.cfg, o, res)
+		if !res.answered {
+			l.noteIdle(key, err == nil && res.Idle) // a failure is the resync's to retry, too
+		}
+		return err
 	})
+}
+
+// noteIdle records whether the object of key is idle (Result.Idle) for the resync.
+func (l *loop) noteIdle(key string, idle bool) {
+	if idle {
+		l.idle.Store(key, true)
+	} else {
+		l.idle.Delete(key)
+	}
 }
 
 // unleasedRead is an object read without its lease, after this process wrote the lease's

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -21,11 +22,11 @@ const resyncRate = 1
 // each wake-up queues several, rather than one timer per object.
 const resyncStep = 100 * time.Millisecond
 
-// resync re-reconciles every object once per period (Config.Resync, or longer at
-// resyncRate), spread evenly over the period rather than all at one tick, so that a
-// service with thousands of objects works at a steady trickle instead of a burst (and its
-// queue never holds them all at once). The first round starts one period after the loop:
-// the consumers have just read everything.
+// resync re-reconciles every object but the idle ones (Result.Idle) once per period
+// (Config.Resync, or longer at resyncRate), spread evenly over the period rather than all
+// at one tick, so that a service with thousands of objects works at a steady trickle
+// instead of a burst (and its queue never holds them all at once). The first round starts
+// one period after the loop: the consumers have just read everything.
 func (l *loop) resync(ctx context.Context) error {
 	wait := time.NewTimer(l.cfg.Resync)
 	defer wait.Stop()
@@ -40,6 +41,14 @@ func (l *loop) resync(ctx context.Context) error {
 		if err != nil && ctx.Err() == nil {
 			l.cfg.Logger.Warn("resync", "service", l.cfg.Service, "err", err)
 		}
+		// An idle object has nothing to look at outside NATS: its messages reconcile it.
+		all := len(subjects)
+		subjects = slices.DeleteFunc(subjects, func(subj string) bool {
+			_, idle := l.idle.Load(events.ObjectKey(subj))
+			return idle
+		})
+		resyncRounds.WithLabelValues(l.cfg.Service, l.cfg.Plural).Inc()
+		resyncIdle.WithLabelValues(l.cfg.Service, l.cfg.Plural).Set(float64(all - len(subjects)))
 		period := max(l.cfg.Resync, time.Duration(len(subjects))*time.Second/resyncRate)
 		if !spread(ctx, period, start, subjects, func(subj string) { l.enqueue(ctx, subj) }) {
 			return nil

@@ -64,6 +64,9 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	}
 
 	placed, created := reconcile.Placed(o)
+	// Until placement reports the VM created, every input comes as a message: a problem
+	// aside (a key provider vCenter may gain), the resync has nothing to look at.
+	awaited := !created
 	var mvm mo.VirtualMachine
 	var obj *object.VirtualMachine
 	if created {
@@ -91,7 +94,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		if prob != nil {
 			res.problems = append(res.problems, *prob)
 		} else if ask.Any() {
-			return reconcile.Result{Status: model.VirtualMachineStatus{Conditions: conds.List()}}, nil
+			return reconcile.Result{Status: model.VirtualMachineStatus{Conditions: conds.List()}, Idle: awaited}, nil
 		}
 	case prob != nil && (ask.Any() || vm.Spec.Crypto != nil && vm.Spec.Crypto.EncryptionClassName != ""):
 		// A class or provider that does not exist: nothing is attempted.
@@ -102,7 +105,10 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		}
 	}
 	res.set(conds)
-	return reconcile.Result{Status: model.VirtualMachineStatus{Crypto: observe(mvm.Config), Conditions: conds.List()}}, nil
+	return reconcile.Result{
+		Status: model.VirtualMachineStatus{Crypto: observe(mvm.Config), Conditions: conds.List()},
+		Idle:   awaited && prob == nil,
+	}, nil
 }
 
 // act plans and applies the reconfigure that brings the VM in line, and reads the VM

@@ -64,7 +64,9 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		r.networkReady(model.ReasonNotReady, waitingForVM)
 		boot.ready(conds, waitingForVM)
 		notProbed(conds, &vm, waitingForVM)
-		return r.result(), nil
+		res := r.result()
+		res.Idle = true // placement's slice announces the VM
+		return res, nil
 	}
 	mvm, vcVM, err := readVM(ctx, h.vc, placed, vm.Spec.InstanceUUID)
 	if errors.Is(err, vcenter.ErrNotFound) {

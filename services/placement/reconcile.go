@@ -132,7 +132,11 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		msg := "waiting for the VirtualMachineClass, the image and the StorageClass to be ready"
 		conds.fail(model.ConditionPlacementReady, model.ReasonNotReady, msg)
 		conds.fail(model.ConditionCreated, model.ReasonNotReady, msg)
-		return done()
+		res, err := done()
+		// A class comes as a message (a related object); an image's status and a storage
+		// policy vCenter may gain do not, so only a missing class leaves the resync idle.
+		res.Idle = cls == nil && img != nil && policy != nil
+		return res, err
 	}
 	if msg := templateItemRefusal(img, vm); msg != "" {
 		conds.fail(model.ConditionCreated, model.ReasonInvalid, msg)

@@ -114,7 +114,9 @@ func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconci
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{Status: status}, nil
+	// Until placement reports the VM created, every input comes as a message.
+	idle := !reconcile.IsTrue(in[model.ServicePlacement].Conditions, model.ConditionCreated)
+	return reconcile.Result{Status: status, Idle: idle}, nil
 }
 
 // status is power's slice for what obs shows and st says.

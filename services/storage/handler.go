@@ -62,7 +62,8 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		}
 		class.ready(conds, "", "", "waiting for the VM to be created")
 		status.Conditions = conds.List()
-		return reconcile.Result{Status: status}, nil
+		// Placement's slice announces the VM, and storage classes are related objects.
+		return reconcile.Result{Status: status, Idle: true}, nil
 	}
 
 	mvm, vcVM, err := readVM(ctx, h.vc, placed, vm.Spec.InstanceUUID)
