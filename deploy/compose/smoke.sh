@@ -83,7 +83,8 @@ teardown() {
     exit "$code"
   fi
   say "tearing down"
-  compose down -v --remove-orphans >/dev/null 2>&1 || true
+  # The image too: the next run builds it again, and would leave this one dangling.
+  compose down -v --remove-orphans --rmi all >/dev/null 2>&1 || true
   rm -rf "$work"
   exit "$code"
 }
