@@ -132,18 +132,18 @@ type Config struct {
 // Run consumes until ctx ends. It ensures the streams first: services may start before
 // the gateway does. A service with a Trigger runs Trigger.Run instead.
 func Run(ctx context.Context, js jetstream.JetStream, cfg Config, f Func) error {
-	return run(ctx, js, cfg, onlyConcerned(cfg, f))
+	return run(ctx, js, cfg, onlyConcerned(cfg, f), new(sync.Map))
 }
 
-// run is Run with cfg.Concern applied by f already.
-func run(ctx context.Context, js jetstream.JetStream, cfg Config, f Func) error {
+// run is Run with cfg.Concern applied by f already, recording idle objects in idle.
+func run(ctx context.Context, js jetstream.JetStream, cfg Config, f Func, idle *sync.Map) error {
 	if err := events.Setup(ctx, js); err != nil {
 		return fmt.Errorf("set up streams: %w", err)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	l := &loop{js: js, cfg: cfg, f: f, q: events.NewKeyedQueue(max(cfg.Workers, 1))}
+	l := &loop{js: js, cfg: cfg, f: f, q: events.NewKeyedQueue(max(cfg.Workers, 1)), idle: idle}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	parts := []func(context.Context) error{l.consumeSpecs, l.sample}
@@ -186,8 +186,9 @@ type loop struct {
 	// queued are the reconciles enqueue queued that have not ended: Consume awaits the
 	// messages' own, run awaits these.
 	queued sync.WaitGroup
-	// idle are the objects (by queue key) whose last Func call answered Result.Idle.
-	idle sync.Map
+	// idle are the objects (by queue key) whose last Func call answered Result.Idle,
+	// shared with a Trigger's requested reconciles.
+	idle *sync.Map
 }
 
 // Suffixes of the loop's consumers beside its SPECS one.

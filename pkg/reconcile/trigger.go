@@ -30,6 +30,7 @@ type Trigger struct {
 	q     *events.KeyedQueue
 	locks events.KeyedLocks // by object: Run's reconciles and triggered ones
 	jobs  sync.WaitGroup    // requested reconciles not finished yet
+	idle  sync.Map          // the loop's idle objects (Result.Idle), which requested reconciles update too
 
 	mu       sync.Mutex
 	waiting  map[string]bool      // objects with a requested reconcile that has not read them yet
@@ -65,7 +66,7 @@ func NewTrigger(js jetstream.JetStream, cfg Config, f Func) *Trigger {
 // Run is Run with the trigger's Config and Func, whose reconciles take the trigger's
 // object locks.
 func (t *Trigger) Run(ctx context.Context) error {
-	return run(ctx, t.js, t.cfg, t.locked())
+	return run(ctx, t.js, t.cfg, t.locked(), &t.idle)
 }
 
 // locked is the Func Trigger.Run runs: f, holding the object's lock, which is held until
@@ -194,7 +195,7 @@ func (t *Trigger) Request(ctx context.Context, ref events.Ref) {
 		if ctx.Err() != nil {
 			return
 		}
-		l := &loop{js: t.js, cfg: t.cfg, f: t.f}
+		l := &loop{js: t.js, cfg: t.cfg, f: t.f, idle: &t.idle}
 		t.settle(ctx, ref, l.reconcile(ctx, ref))
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -247,6 +248,29 @@ func TestTriggerRetriesAFailure(t *testing.T) {
 	tr.Wait()
 	if calls != 2 {
 		t.Errorf("reconciled %d times, want 2", calls)
+	}
+}
+
+// A requested reconcile's Idle answer is the loop's: the resync of Trigger.Run passes the
+// object over, and a later answer that is not idle takes it back.
+func TestTriggerRequestedIdleIsTheLoops(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	if _, err := events.AppendSpec(ctx, js, triggerRef, events.OpPut, []byte(`{"metadata":{"uid":"u1","generation":1}}`), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	var idle atomic.Bool
+	tr := NewTrigger(js, Config{Service: "power", Plural: "virtualmachines"}, func(context.Context, Object) (Result, error) {
+		return Result{Idle: idle.Load()}, nil
+	})
+	key := events.ObjectKey(events.SpecSubject(triggerRef))
+	for _, want := range []bool{true, false} {
+		idle.Store(want)
+		tr.Request(ctx, triggerRef)
+		tr.Wait()
+		if _, got := tr.idle.Load(key); got != want {
+			t.Errorf("after a requested reconcile answering Idle %v, the loop's record says %v", want, got)
+		}
 	}
 }
 
