@@ -42,15 +42,18 @@ func (l *loop) resync(ctx context.Context) error {
 			l.cfg.Logger.Warn("resync", "service", l.cfg.Service, "err", err)
 		}
 		// An idle object has nothing to look at outside NATS: its messages reconcile it.
+		// Left out of the round, and passed over when its turn comes if it became idle
+		// since (a round over many objects lasts hours).
 		all := len(subjects)
-		subjects = slices.DeleteFunc(subjects, func(subj string) bool {
-			_, idle := l.idle.Load(events.ObjectKey(subj))
-			return idle
-		})
+		subjects = slices.DeleteFunc(subjects, l.isIdle)
 		resyncRounds.WithLabelValues(l.cfg.Service, l.cfg.Plural).Inc()
 		resyncIdle.WithLabelValues(l.cfg.Service, l.cfg.Plural).Set(float64(all - len(subjects)))
 		period := max(l.cfg.Resync, time.Duration(len(subjects))*time.Second/resyncRate)
-		if !spread(ctx, period, start, subjects, func(subj string) { l.enqueue(ctx, subj) }) {
+		if !spread(ctx, period, start, subjects, func(subj string) {
+			if !l.isIdle(subj) {
+				l.enqueue(ctx, subj)
+			}
+		}) {
 			return nil
 		}
 	}
@@ -83,4 +86,10 @@ func spread(ctx context.Context, period time.Duration, start time.Time, subjects
 		}
 		timer.Reset(min(step, period-elapsed))
 	}
+}
+
+// isIdle reports whether the object of a spec subject is idle (Result.Idle).
+func (l *loop) isIdle(subj string) bool {
+	_, idle := l.idle.Load(events.ObjectKey(subj))
+	return idle
 }

@@ -2,6 +2,8 @@ package reconcile_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -58,5 +60,66 @@ func waitCount(t *testing.T, n *atomic.Int32, want int32, what string) {
 			t.Fatalf("%s: %d reconciles before the deadline, want %d", what, n.Load(), want)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+
+// An object that becomes idle while a round is under way is passed over when its turn
+// comes: a round over many objects lasts hours.
+func TestResyncPassesOverObjectsIdleSinceTheRoundBegan(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	const n = 20 // a round of 20 seconds, at one object a second
+	var idle atomic.Bool
+	var firstCalls atomic.Int32 // of generation 1
+	var mu sync.Mutex
+	calls := map[string]int{} // of generation 2, by object
+	runLoop(t, ctx, js, reconcile.Config{Service: "power", Plural: "virtualmachines", Resync: 100 * time.Millisecond},
+		func(_ context.Context, o reconcile.Object) (reconcile.Result, error) {
+			if o.Meta.Generation == 1 {
+				firstCalls.Add(1)
+			} else {
+				mu.Lock()
+				calls[o.Ref.Name]++
+				mu.Unlock()
+			}
+			return reconcile.Result{Idle: idle.Load()}, nil
+		})
+	refs := make([]events.Ref, n)
+	seqs := make([]uint64, n)
+	for i := range refs {
+		refs[i] = events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: fmt.Sprintf("vm-%02d", i)}
+		seq, err := events.AppendSpec(ctx, js, refs[i], events.OpPut, fmt.Appendf(nil, `{"metadata":{"uid":"u%d","generation":1}}`, i), 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs[i] = seq
+	}
+	waitCount(t, &firstCalls, n+1, "every spec's reconcile and the round's first")
+
+	idle.Store(true)
+	for i, ref := range refs {
+		if _, err := events.AppendSpec(ctx, js, ref, events.OpPut, fmt.Appendf(nil, `{"metadata":{"uid":"u%d","generation":2}}`, i), seqs[i], nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reconciled := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(calls)
+	}
+	for deadline := time.Now().Add(20 * time.Second); reconciled() < n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the %d new specs reconciled before the deadline", reconciled(), n)
+		}
+	}
+	// Three more turns of the round under way, each of which would resync an object.
+	<-time.After(3 * time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	for name, c := range calls {
+		if c > 1 {
+			t.Errorf("%s was reconciled %d times after its reconcile said it is idle, want once", name, c)
+		}
 	}
 }
