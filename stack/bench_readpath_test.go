@@ -72,7 +72,7 @@ type readPathFigures struct {
 	labelList, fullList        time.Duration // medians
 	informerSync               time.Duration
 	steadyCPU                  float64 // of one core, every service running, nothing changing
-	steadyReconciles           float64 // a second, in the steady state's window
+	steadyReconciles           workCounts // a second in the steady state's window, in all and by service and kind
 	steadyWindow               time.Duration
 	rssPer1000, heapPer1000    float64 // MB
 	createRate                 float64 // VMs/s
@@ -81,9 +81,11 @@ type readPathFigures struct {
 
 func (f readPathFigures) String() string {
 	return fmt.Sprintf("%d VMs (created at %.0f/s): GET p50 %v p99 %v; LIST of %d by label %v; LIST of all %v (%d MB);"+
-		" informer synced in %v; steady state %.2f%% of one core over %v (%.2f reconciles a second); RSS %.1f MB and Go heap %.1f MB per 1,000 VMs",
+		" informer synced in %v; steady state %.2f%% of one core over %v (%.2f reconciles a second); RSS %.1f MB and Go heap %.1f MB per 1,000 VMs"+
+		"\n  reconciles a second in the steady state:\n%s",
 		f.vms, f.createRate, f.getP50, f.getP99, f.labelListed, f.labelList, f.fullList, f.fullListBytes>>20,
-		f.informerSync, f.steadyCPU*100, f.steadyWindow, f.steadyReconciles, f.rssPer1000, f.heapPer1000)
+		f.informerSync, f.steadyCPU*100, f.steadyWindow, f.steadyReconciles["reconciles"], f.rssPer1000, f.heapPer1000,
+		f.steadyReconciles.perVM(1))
 }
 
 // readPathStack runs roles of one stack in this process, each with its own NATS identity.
@@ -335,7 +337,7 @@ func settle(tb testing.TB, api *apiClient) {
 
 // steadyCPU returns the share of one core the process uses over window once the stack
 // has settled, and the reconciles it ran a second.
-func steadyCPU(tb testing.TB, api *apiClient, window time.Duration) (cpuShare, reconciles float64) {
+func steadyCPU(tb testing.TB, api *apiClient, window time.Duration) (cpuShare float64, reconciles workCounts) {
 	settle(tb, api)
 	// The setup's garbage (10,000 creates, the informer's lists) is collected and its memory
 	// returned to the OS first: a steady state hours on has long done so, and a collection
@@ -353,11 +355,17 @@ func steadyCPU(tb testing.TB, api *apiClient, window time.Duration) (cpuShare, r
 		}
 		defer pprof.StopCPUProfile()
 	}
-	ran := reconcilesSoFar(tb)
+	ran := countsSoFar(tb, nil)
 	cpu, start := processCPU(), time.Now()
 	<-time.After(window) // the window is a span of time, not a condition: a poll would add its own wake-ups
 	cpuShare = float64(processCPU()-cpu) / float64(time.Since(start))
-	return cpuShare, (reconcilesSoFar(tb) - ran) / time.Since(start).Seconds()
+	reconciles = workCounts{}
+	for k, v := range countsSoFar(tb, nil).minus(ran) {
+		if strings.HasPrefix(k, "reconciles") && v > 0 {
+			reconciles[k] = v / time.Since(start).Seconds()
+		}
+	}
+	return cpuShare, reconciles
 }
 
 // listRV is the resourceVersion of a one-item page of path's list, "" on failure.
