@@ -186,8 +186,8 @@ type loop struct {
 	// queued are the reconciles enqueue queued that have not ended: Consume awaits the
 	// messages' own, run awaits these.
 	queued sync.WaitGroup
-	// idle are the objects (by queue key) whose last Func call answered Result.Idle,
-	// shared with a Trigger's requested reconciles.
+	// idle are the objects (by queue key) whose last Func call answered Result.Idle, and
+	// when (time.Time), shared with a Trigger's requested reconciles.
 	idle *sync.Map
 }
 
@@ -380,10 +380,11 @@ func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bo
 	})
 }
 
-// noteIdle records whether the object of key is idle (Result.Idle) for the resync.
+// noteIdle records whether the object of key is idle (Result.Idle) for the resync, and
+// since when.
 func (l *loop) noteIdle(key string, idle bool) {
 	if idle {
-		l.idle.Store(key, true)
+		l.idle.Store(key, time.Now())
 	} else {
 		l.idle.Delete(key)
 	}

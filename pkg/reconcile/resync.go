@@ -88,8 +88,16 @@ func spread(ctx context.Context, period time.Duration, start time.Time, subjects
 	}
 }
 
-// isIdle reports whether the object of a spec subject is idle (Result.Idle).
+// idleTrust is how long an object's Idle answer keeps it out of the resync. Another
+// replica may have reconciled the object since (a message reaches one replica of a
+// service): a replica's record can be stale, and the object then has a vCenter side this
+// replica does not resync. The other replica does; should it go away for good, this one
+// looks again within idleTrust, the 10 hours controller-runtime resyncs at.
+const idleTrust = 10 * time.Hour
+
+// isIdle reports whether the object of a spec subject is idle (Result.Idle), as answered
+// less than idleTrust ago.
 func (l *loop) isIdle(subj string) bool {
-	_, idle := l.idle.Load(events.ObjectKey(subj))
-	return idle
+	since, ok := l.idle.Load(events.ObjectKey(subj))
+	return ok && time.Since(since.(time.Time)) < idleTrust
 }

@@ -3,9 +3,12 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/vmop/vmop/pkg/events"
 )
 
 // A resync hands out its objects evenly over the period, not all at one tick, and ends
@@ -35,4 +38,27 @@ func TestResyncSpreadsOverThePeriod(t *testing.T) {
 			}
 		}
 	})
+}
+
+// An Idle answer keeps its object out of the resync for idleTrust, not longer: another
+// replica may have reconciled the object since.
+func TestIdleAnswerIsTrustedForALimitedTime(t *testing.T) {
+	l := &loop{idle: new(sync.Map)}
+	subj := events.SpecSubject(events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: "vm"})
+	key := events.ObjectKey(subj)
+	if l.isIdle(subj) {
+		t.Error("an object never reconciled is idle")
+	}
+	l.noteIdle(key, true)
+	if !l.isIdle(subj) {
+		t.Error("an object that just answered Idle is not idle")
+	}
+	l.idle.Store(key, time.Now().Add(-idleTrust))
+	if l.isIdle(subj) {
+		t.Errorf("an Idle answer %v old still keeps the object out of the resync", idleTrust)
+	}
+	l.noteIdle(key, false)
+	if _, ok := l.idle.Load(key); ok {
+		t.Error("an answer that is not idle left the record")
+	}
 }
