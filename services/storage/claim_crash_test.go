@@ -22,8 +22,10 @@ func TestClaimProvisioningSurvivesRestarts(t *testing.T) {
 	if err := vc.PutObjects(t.Context(), js, "storageclasses"); err != nil {
 		t.Fatal(err)
 	}
-	// Creations take long enough for a kill to find one running.
-	delayTasks(t, "CnsCreateVolume", 1500)
+	// Creations take long enough for a kill to find one running, and still running once
+	// the killed service has returned: under a loaded CI machine that took more than the
+	// 1.5 s this once was.
+	delayTasks(t, "CnsCreateVolume", 4000)
 	cc, err := cns.NewClient(t.Context(), vc.Client.Client)
 	if err != nil {
 		t.Fatal(err)
