@@ -138,7 +138,7 @@ func (s *leaseSet) hold(ctx context.Context, ref events.Ref, f func(ctx context.
 	stopped := false
 	defer func() { s.release(stopped, key, l) }()
 	err = f(context.WithValue(ctx, heldLeaseKey{}, heldLease{ref: ref, lost: l.lost}), freedAt)
-	stopped = ctx.Err() != nil
+	stopped = err != nil && ctx.Err() != nil
 	return err
 }
 
@@ -363,10 +363,11 @@ func (s *leaseSet) renew(ctx context.Context, key string, l *lease, renewed time
 
 // release gives the lease back once its last user in the process is done: it writes the
 // key free at the lease's revision (a lost lease is not this replica's to free). A holder
-// stopped before its work returned (the replica stops) leaves it to expire instead, as a
+// whose work failed once the replica was stopping leaves it to expire instead, as a
 // crashed one does: a vCenter task its cancelled work started may still be running, and
-// the next holder must not read the object before it lands. Work that returned before the
-// stop has nothing running: its lease is freed, stopping or not.
+// the next holder must not read the object before it lands. Work that succeeded has
+// nothing running, even when the stop came before it returned (a reconcile that
+// published its slice, cancelled on its way out): its lease is freed, stopping or not.
 func (s *leaseSet) release(stopped bool, key string, l *lease) {
 	if !s.drop(key, l) {
 		return

@@ -48,7 +48,7 @@ func HoldScope(ctx context.Context, js jetstream.JetStream, service, kind, name 
 	stop := context.AfterFunc(l.lost, func() { cancel(errScopeLost) })
 	defer stop()
 	err = f(fctx)
-	stopped = ctx.Err() != nil
+	stopped = err != nil && ctx.Err() != nil
 	if l.lost.Err() != nil {
 		return errors.Join(err, fmt.Errorf("scope %s/%s: %w", kind, name, errScopeLost))
 	}
