@@ -110,7 +110,10 @@ func TestReplicatedStackSurvivesNodeAndReplicaLoss(t *testing.T) {
 	// The second gateway serves the same API: the same CA, serving certificate and tokens.
 	copyFiles(t, dataA, dataB, "pki", "tokens.yaml", "kubeconfig")
 	b := startVmopProcess(t, dataB, env(dataB, addrB))
+	// The copied kubeconfig names the first gateway, which startVmopProcess found serving:
+	// the second is asked at its own address until it serves too.
 	b.api.server = "https://" + addrB
+	waitFor(t, 2*time.Minute, "the second gateway serving the seeded inventory", func() bool { return b.api.exists(classPath) })
 
 	// A restart under two power replicas.
 	const restarted = "restart-me"
