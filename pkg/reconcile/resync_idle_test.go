@@ -55,15 +55,18 @@ func TestResyncPassesIdleObjectsOver(t *testing.T) {
 // waitCount waits, with a deadline, until n reaches at least want.
 func waitCount(t *testing.T, n *atomic.Int32, want int32, what string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for n.Load() < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d reconciles before the deadline, want %d", what, n.Load(), want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitTrue(t, what, func() bool { return n.Load() >= want })
 }
 
+// waitTrue waits, with a deadline, until ok.
+func waitTrue(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) { // poll interval
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not before the deadline", what)
+		}
+	}
+}
 
 // An object that becomes idle while a round is under way is passed over when its turn
 // comes: a round over many objects lasts hours.
@@ -112,14 +115,10 @@ func TestResyncPassesOverObjectsIdleSinceTheRoundBegan(t *testing.T) {
 		}
 		return len(calls), all
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if objects, _ := reconciled(); objects == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not every new spec reconciled before the deadline")
-		}
-	}
+	waitTrue(t, "every new spec reconciled", func() bool {
+		objects, _ := reconciled()
+		return objects == n
+	})
 	// Three more turns of the round under way, each of which would resync an object. One
 	// resync queued while the new specs were reconciled may still run.
 	_, before := reconciled()
