@@ -1,11 +1,21 @@
 package storage
 
-import "github.com/vmop/vmop/pkg/reconcile"
+import (
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/reconcile"
+)
 
 // concern is what storage does not read of a VM (reconcile.Config.Concern): the zone
-// label (placement's slice says the zone) and the generations of placement's and crypto's
-// slices, which they republish for every change of the VM (only what they say counts).
-// Every other part of the record concerns storage.
+// label (placement's slice says the zone) and the generations of its input slices, which
+// their services republish for every change of the VM (only what they say counts). Of
+// power's slice only powerState wakes storage (a VM powered off takes the changes that
+// waited for it; what the VM is, vCenter says): power republishes its slice for every
+// prerequisite that changes while it waits, none of which storage reads. Every other part
+// of the record concerns storage.
 func concern(reconcile.Object) reconcile.Ignored {
-	return reconcile.Ignored{Spec: []reconcile.Path{reconcile.VMZoneLabel}, InputGenerations: true}
+	return reconcile.Ignored{
+		Spec:             []reconcile.Path{reconcile.VMZoneLabel},
+		OnlyOfInputs:     map[string][]reconcile.Path{model.ServicePower: {{"powerState"}}},
+		InputGenerations: true,
+	}
 }
