@@ -190,18 +190,26 @@ func picked(v any, paths []Path) map[string]any {
 	return out
 }
 
-// remove deletes path from v, when there.
+// remove deletes path from v, when there, and the objects on the path that it leaves
+// empty: an empty object says what an absent one does (metadata.labels left with nothing
+// but the zone label, which is ignored, is no labels at all).
 func remove(v any, path Path) {
-	for i, key := range path {
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return
-		}
-		if i == len(path)-1 {
-			delete(obj, key)
-			return
-		}
-		v = obj[key]
+	obj, ok := v.(map[string]any)
+	if !ok || len(path) == 0 {
+		return
+	}
+	key := path[0]
+	if len(path) == 1 {
+		delete(obj, key)
+		return
+	}
+	child, ok := obj[key].(map[string]any)
+	if !ok {
+		return
+	}
+	remove(child, path[1:])
+	if len(child) == 0 {
+		delete(obj, key)
 	}
 }
 
