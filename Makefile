@@ -30,11 +30,15 @@ fuzz: ## search for admission bugs for FUZZTIME (default 3m); not part of make t
 # deploy/compose's image is FROM scratch: this static binary (cgo for SQLite, linked
 # statically) and the host's CA bundle, so that building it pulls nothing.
 COMPOSE_BUILD := deploy/compose/.build
+# Where compose.yaml mounts volumes: made in the image, owned by its unprivileged user.
+COMPOSE_MOUNTS := /data /data/api /export /run/vmop /run/vcsim \
+	$(addprefix /export/,api placement power storage network crypto)
 compose-binary: ## the static vmop binary deploy/compose's image is built from
 	mkdir -p $(COMPOSE_BUILD)
 	CGO_ENABLED=1 go build -tags osusergo,netgo,sqlite_omit_load_extension \
 		-ldflags '-linkmode external -extldflags -static -s -w' -o $(COMPOSE_BUILD)/vmop ./stack
 	cp /etc/ssl/certs/ca-certificates.crt $(COMPOSE_BUILD)/
+	rm -rf $(COMPOSE_BUILD)/mounts && mkdir -p $(addprefix $(COMPOSE_BUILD)/mounts,$(COMPOSE_MOUNTS))
 
 vet:
 	go vet $(ALL)

@@ -2,11 +2,12 @@
 # Issue #17's compose test, against the stack of compose.yaml (a 3-node NATS cluster, vcsim,
 # two gateways behind one port, two replicas of every service), talking to it only through
 # its published 127.0.0.1 ports: build the image from the local binary (nothing is
-# pulled), bring the stack up, apply the seed's vm-example and see it PoweredOn, kill one
-# NATS node, one gateway and one replica of each service, create 20 more VMs, and check
-# that all 21 are PoweredOn and that vcsim holds each exactly once. The stack is torn down
-# (down -v) whatever happens (unless VMOP_SMOKE_KEEP is set); on failure the VMs' state and
-# the logs of the containers that failed are printed.
+# pulled), bring the stack up and see that no container runs as root, apply the seed's
+# vm-example and see it PoweredOn, kill one NATS node, one gateway and one replica of each
+# service, create 20 more VMs, and check that all 21 are PoweredOn and that vcsim holds
+# each exactly once. The stack is torn down (down -v) whatever happens (unless
+# VMOP_SMOKE_KEEP is set); on failure the VMs' state and the logs of the containers that
+# failed are printed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -119,6 +120,13 @@ up_and_healthy() {
 }
 wait_for "every container healthy" 420 up_and_healthy
 say "up and healthy: $(compose ps -q | wc -l) containers"
+for id in $(compose ps -q); do # none runs as root (the image's user)
+  if [[ $(docker inspect -f '{{.State.Status}}' "$id") == running ]]; then
+    uids=$(docker top "$id" -o pid,uid | awk 'NR > 1 {print $2}')
+    [[ -n $uids && ! $uids =~ (^|[[:space:]])0($|[[:space:]]) ]] ||
+      fail "$(docker inspect -f '{{.Name}}' "$id") runs as root (uids: ${uids:-none})"
+  fi
+done
 
 docker cp "$(compose ps -q api-1)":/data/kubeconfig "$KUBECONFIG" >/dev/null
 docker cp "$(compose ps -q vcsim)":/data/vcsim/tls.crt "$work/vcsim.crt" >/dev/null
