@@ -85,9 +85,19 @@ func lastSpecsBatch(ctx context.Context, js jetstream.JetStream, subjects []stri
 // LastSpecsIn reads the newest record of every object of plural in namespace, in the
 // order of their subjects, tombstones included: what a decision over a namespace reads.
 func LastSpecsIn(ctx context.Context, js jetstream.JetStream, plural, namespace string) ([]SpecRecord, error) {
-	subjects, err := Subjects(ctx, js, StreamSpecs, NamespaceSpecFilter(plural, namespace))
+	return lastSpecsMatching(ctx, js, NamespaceSpecFilter(plural, namespace), plural+" of "+namespace)
+}
+
+// LastSpecsEverywhere is [LastSpecsIn] for every namespace: what a decision over a
+// resource that VMs of every namespace share reads (a host's local datastore).
+func LastSpecsEverywhere(ctx context.Context, js jetstream.JetStream, plural string) ([]SpecRecord, error) {
+	return lastSpecsMatching(ctx, js, SpecFilter(plural), plural)
+}
+
+func lastSpecsMatching(ctx context.Context, js jetstream.JetStream, filter, what string) ([]SpecRecord, error) {
+	subjects, err := Subjects(ctx, js, StreamSpecs, filter)
 	if err != nil {
-		return nil, fmt.Errorf("list %s of %s: %w", plural, namespace, err)
+		return nil, fmt.Errorf("list %s: %w", what, err)
 	}
 	refs := make([]Ref, 0, len(subjects))
 	for _, subj := range subjects {
@@ -97,7 +107,7 @@ func LastSpecsIn(ctx context.Context, js jetstream.JetStream, plural, namespace 
 	}
 	recs, err := LastSpecsOf(ctx, js, refs)
 	if err != nil {
-		return nil, fmt.Errorf("read %s of %s: %w", plural, namespace, err)
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	out := make([]SpecRecord, 0, len(recs))
 	for _, ref := range refs {

@@ -14,9 +14,10 @@ import (
 
 // LocalDatastore is a datastore only one host mounts: where instance storage lives.
 type LocalDatastore struct {
-	Ref  types.ManagedObjectReference
-	Name string
-	Free int64 // bytes
+	Ref      types.ManagedObjectReference
+	Name     string
+	Free     int64 // bytes
+	Capacity int64 // bytes
 }
 
 // LocalDatastores returns the accessible, non-maintenance datastores each of the hosts mounts
@@ -56,7 +57,7 @@ func LocalDatastores(ctx context.Context, c *vim25.Client, hosts []types.Managed
 			continue
 		}
 		host := ds.Host[0].Key
-		out[host] = append(out[host], LocalDatastore{Ref: ds.Self, Name: ds.Name, Free: s.FreeSpace})
+		out[host] = append(out[host], LocalDatastore{Ref: ds.Self, Name: ds.Name, Free: s.FreeSpace, Capacity: s.Capacity})
 	}
 	for h := range out {
 		slices.SortFunc(out[h], func(a, b LocalDatastore) int {

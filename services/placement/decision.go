@@ -18,11 +18,19 @@ const (
 	scopeNamespaces = "namespaces"
 	// An edit of a cluster's rules and VM groups reads them and writes them back.
 	scopeClusters = "clusters"
+	// The choice of a host for a VM's instance storage reads what every namespace's VMs
+	// recorded on the hosts and records this one's; held inside the VM's namespace.
+	scopeInstanceStorage = "instancestorage"
 )
 
 // holdNamespace runs f as the namespace's one placement decision at a time.
 func (r *reconciler) holdNamespace(ctx context.Context, namespace string, f func(ctx context.Context) error) error {
 	return reconcile.HoldScope(ctx, r.js, model.ServicePlacement, scopeNamespaces, namespace, f)
+}
+
+// holdInstanceStorage runs f as the one choice of a host for instance storage at a time.
+func (r *reconciler) holdInstanceStorage(ctx context.Context, f func(ctx context.Context) error) error {
+	return reconcile.HoldScope(ctx, r.js, model.ServicePlacement, scopeInstanceStorage, "hosts", f)
 }
 
 // holdCluster runs f as the cluster's one rule edit at a time.
@@ -76,28 +84,44 @@ func (r *reconciler) chooseAndRecord(ctx context.Context, o reconcile.Object, t 
 		return choice{}, false, err
 	}
 	need := instanceNeedOf(cls, vm)
-	ch, err = r.placeVM(ctx, t, id, o.Spec.Seq, o.Meta.Labels, vm, candidates, v.room, need, peers, v.groups)
-	if unplaced(conds, err) {
-		return choice{}, false, nil
-	}
-	if err != nil {
-		return choice{}, false, err
-	}
 	labelled := o.Meta.Labels[model.LabelZone] != ""
 	if need.unrecorded() {
-		// The host and the instance volumes are recorded first; the record's reconcile
-		// creates the VM on that host.
-		zone := ""
-		if !labelled {
-			zone = ch.zone.name
+		// The host and the instance volumes are recorded first, as the one choice of a host
+		// for instance storage at a time (hosts are every namespace's); the record's
+		// reconcile creates the VM on that host.
+		var recorded bool
+		err = r.holdInstanceStorage(ctx, func(ctx context.Context) error {
+			if need.committed, err = r.instanceCommitments(ctx, o.Meta.UID); err != nil {
+				return err
+			}
+			ch, err = r.placeVM(ctx, t, id, o.Spec.Seq, o.Meta.Labels, vm, candidates, v.room, need, peers, v.groups)
+			if err != nil {
+				return err
+			}
+			zone := ""
+			if !labelled {
+				zone = ch.zone.name
+			}
+			recorded = true
+			return r.recordInstanceStorage(ctx, o, vm, cls, ch.host, zone)
+		})
+		if !recorded && unplaced(conds, err) {
+			return choice{}, false, nil
 		}
-		if err := r.recordInstanceStorage(ctx, o, vm, cls, ch.host, zone); err != nil {
+		if err != nil {
 			return choice{}, false, err
 		}
 		conds.ok(model.ConditionPlacementReady)
 		conds.fail(model.ConditionCreated, model.ReasonNotReady, "instance storage recorded on host "+ch.host.name)
 		st.Zone, st.NodeName = ch.zone.name, ch.host.name // where the namespace's next decisions count it
 		return ch, false, nil
+	}
+	ch, err = r.placeVM(ctx, t, id, o.Spec.Seq, o.Meta.Labels, vm, candidates, v.room, need, peers, v.groups)
+	if unplaced(conds, err) {
+		return choice{}, false, nil
+	}
+	if err != nil {
+		return choice{}, false, err
 	}
 	if !labelled {
 		if err := r.setZoneLabel(ctx, o, ch.zone.name); err != nil {

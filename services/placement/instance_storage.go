@@ -24,10 +24,12 @@ import (
 )
 
 // instanceNeed is a VM's instance storage: the bytes its volumes need together, and the host
-// an earlier reconcile chose for them ("" before).
+// an earlier reconcile chose for them ("" before). While a host is chosen, committed is the
+// instance storage recorded on each host for the other VMs (instanceCommitments).
 type instanceNeed struct {
-	bytes int64
-	host  string // moref value
+	bytes     int64
+	host      string           // moref value
+	committed map[string]int64 // by host moref value
 }
 
 func instanceNeedOf(cls *class, vm *model.VirtualMachine) instanceNeed {
@@ -36,6 +38,53 @@ func instanceNeedOf(cls *class, vm *model.VirtualMachine) instanceNeed {
 	}
 	return instanceNeed{bytes: model.InstanceStorageNeed(cls.instance),
 		host: vm.Annotations[model.AnnotationInstanceStorageSelectedNodeMOID]}
+}
+
+// instanceCommitments is, by host moref value, the instance storage recorded on each host
+// for the VMs of every namespace but uid: the instance volumes each record holds in
+// spec.volumes for the host its annotation names (recordInstanceStorage), provisioned or
+// not yet. A host's local datastore is shared by every namespace, and vCenter counts a
+// volume in its free space only once the storage service has made it (vcsim not even
+// then), so the free space alone would let two VMs take the same room.
+func (r *reconciler) instanceCommitments(ctx context.Context, uid string) (map[string]int64, error) {
+	recs, err := events.LastSpecsEverywhere(ctx, r.js, pluralVMs)
+	if err != nil {
+		return nil, err
+	}
+	committed := map[string]int64{}
+	for _, rec := range recs {
+		if rec.Op != events.OpPut {
+			continue
+		}
+		var vm struct {
+			Metadata struct {
+				UID         string            `json:"uid"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+			Spec struct {
+				Volumes []model.VirtualMachineVolume `json:"volumes"`
+			} `json:"spec"`
+		}
+		if err := json.Unmarshal(rec.Body, &vm); err != nil {
+			return nil, fmt.Errorf("instance storage recorded for %s: %w", rec.Ref, err)
+		}
+		host := vm.Metadata.Annotations[model.AnnotationInstanceStorageSelectedNodeMOID]
+		if host == "" || vm.Metadata.UID == uid {
+			continue
+		}
+		for _, v := range vm.Spec.Volumes {
+			if c := v.PersistentVolumeClaim; c != nil && c.InstanceVolumeClaim != nil {
+				committed[host] += c.InstanceVolumeClaim.Size.Value()
+			}
+		}
+	}
+	return committed, nil
+}
+
+// available is the room a host's local datastore has left for instance storage: its free
+// space, and no more than its capacity less the instance storage committed there.
+func available(ds vcenter.LocalDatastore, committed int64) int64 {
+	return min(ds.Free, ds.Capacity-committed)
 }
 
 // unrecorded reports that the VM needs instance storage and no host is recorded for it yet.
@@ -63,7 +112,7 @@ func (r *reconciler) withInstanceStorage(ctx context.Context, hosts []hostCapaci
 		if need.host != "" && h.ref.Value != need.host {
 			continue
 		}
-		if dss := local[h.ref]; len(dss) > 0 && dss[0].Free >= need.bytes {
+		if dss := local[h.ref]; len(dss) > 0 && available(dss[0], need.committed[h.ref.Value]) >= need.bytes {
 			out = append(out, h)
 		}
 	}
@@ -75,8 +124,21 @@ func (r *reconciler) withInstanceStorage(ctx context.Context, hosts []hostCapaci
 		return nil, fmt.Errorf("%w: host %s recorded for the VM's instance storage is not among hosts %s with a local datastore of %s free",
 			errNoCapacity, need.host, strings.Join(names, ", "), size)
 	}
-	return nil, fmt.Errorf("%w: none of the hosts %s has a local datastore with %s free for the class's instance storage",
-		errNoCapacity, strings.Join(names, ", "), size)
+	return nil, fmt.Errorf("%w: none of the hosts %s has a local datastore with %s free for the class's instance storage%s",
+		errNoCapacity, strings.Join(names, ", "), size, besideCommitted(need.committed))
+}
+
+// besideCommitted says, for a refusal, the instance storage recorded for other VMs on hosts
+// that had the room in vCenter's eyes.
+func besideCommitted(committed map[string]int64) string {
+	var total int64
+	for _, b := range committed {
+		total += b
+	}
+	if total == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" beside the %s recorded for other VMs", resource.NewQuantity(total, resource.BinarySI))
 }
 
 // recordInstanceStorage appends the VM's record with the chosen host in the

@@ -19,6 +19,12 @@ import (
 // the sizes.
 func (h *harness) seedInstanceStorageClass(name string, sizes ...string) {
 	h.t.Helper()
+	h.seedInstanceStorageClassIn(testNamespace, name, sizes...)
+}
+
+// seedInstanceStorageClassIn is seedInstanceStorageClass in namespace.
+func (h *harness) seedInstanceStorageClassIn(namespace, name string, sizes ...string) {
+	h.t.Helper()
 	for _, o := range seeded.objs {
 		meta, _ := o["metadata"].(map[string]any)
 		if o["kind"] != "VirtualMachineClass" || meta["name"] != inventory.SeedClassName || meta["namespace"] != testNamespace {
@@ -26,6 +32,7 @@ func (h *harness) seedInstanceStorageClass(name string, sizes ...string) {
 		}
 		obj := deepCopy(h.t, o)
 		obj["metadata"].(map[string]any)["name"] = name
+		obj["metadata"].(map[string]any)["namespace"] = namespace
 		var vols []any
 		for _, s := range sizes {
 			vols = append(vols, map[string]any{"size": s})
@@ -114,5 +121,56 @@ func TestInstanceStorageHost(t *testing.T) {
 	}
 	if n := len(h.vmsOf(huge.uid)); n != 0 {
 		t.Errorf("%d VMs created without room for their instance storage", n)
+	}
+}
+
+// A host's local datastore counts the instance storage recorded on it for every namespace's
+// VMs, whether their volumes exist yet or not (vcsim never counts them in its free space),
+// and hosts are chosen for instance storage one VM at a time: four VMs of four namespaces,
+// put at once, each needing 600Gi of the three 1 TB local datastores, end with three VMs on
+// three different hosts, and the fourth refused, saying why.
+func TestInstanceStorageIsNotOvercommitted(t *testing.T) {
+	h := newHarness(t)
+	image := h.seedClassWithImage(inventory.PhotonImage)
+	namespaces := []string{testNamespace, "instance-b", "instance-c", "instance-d"}
+	var vms []testVM
+	for _, ns := range namespaces {
+		h.seedInstanceStorageClassIn(ns, "big-instance-class", "600Gi")
+		if ns != testNamespace {
+			img := deepCopy(t, seededObject(t, "VirtualMachineImage", testNamespace, image))
+			img["metadata"].(map[string]any)["namespace"] = ns
+			h.putObject(img)
+		}
+		v := newTestVM("big-instance-vm")
+		v.ref.Namespace, v.className, v.image = ns, "big-instance-class", image
+		vms = append(vms, v)
+	}
+	h.runService()
+	for _, v := range vms {
+		h.putVM(v, false)
+	}
+
+	hosts := map[string]string{} // VM → host
+	var refused []string
+	for _, v := range vms {
+		_, st := h.waitSlice(v.ref, "created or refused", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+			return created(events.Slice{}, st) || condition(st, model.ConditionPlacementReady).Status == "False"
+		})
+		if !created(events.Slice{}, st) {
+			c := condition(st, model.ConditionPlacementReady)
+			if !strings.Contains(c.Message, "recorded for other VMs") {
+				t.Errorf("%s refused with %q, want the instance storage recorded for the others named", v.ref, c.Message)
+			}
+			refused = append(refused, v.ref.String())
+			continue
+		}
+		hosts[v.ref.String()] = st.NodeName
+	}
+	distinct := map[string]bool{}
+	for _, host := range hosts {
+		distinct[host] = true
+	}
+	if len(hosts) != 3 || len(distinct) != 3 || len(refused) != 1 {
+		t.Errorf("VMs by host %v, refused %v; want three VMs on three different hosts and one refused", hosts, refused)
 	}
 }
