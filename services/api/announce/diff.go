@@ -118,16 +118,41 @@ func announce(prev *announced, typ string, object []byte) (*announced, []announc
 	if err != nil {
 		return prev, nil, err
 	}
-	uid, rv := vm.Metadata.UID, vm.Metadata.ResourceVersion
-	data, err := eventObject(object)
-	if err != nil {
+	next, out := changes(prev, typ, vm)
+	if err := withObject(out, object); err != nil {
 		return prev, nil, err
 	}
+	return next, out, nil
+}
+
+// withObject gives the announcements made without data the VM's object as their data
+// (eventObject), made once and only when one needs it: most changes announce conditions.
+func withObject(anns []announcement, object []byte) error {
+	var data json.RawMessage
+	for i := range anns {
+		if anns[i].Data != nil {
+			continue
+		}
+		if data == nil {
+			var err error
+			if data, err = eventObject(object); err != nil {
+				return err
+			}
+		}
+		anns[i].Data = data
+	}
+	return nil
+}
+
+// changes is announce's comparison; the announcements about the VM's life (created,
+// updated, deleting, deleted) carry no data yet: withObject gives them the object.
+func changes(prev *announced, typ string, vm vmChange) (*announced, []announcement) {
+	uid, rv := vm.Metadata.UID, vm.Metadata.ResourceVersion
 	if typ == readmodel.Deleted {
 		if prev != nil && prev.UID != uid {
-			return prev, nil, nil // the tombstone of an incarnation replaced long ago
+			return prev, nil // the tombstone of an incarnation replaced long ago
 		}
-		return nil, []announcement{{events.TypeVirtualMachineDeleted, uid + "/deleted", data}}, nil
+		return nil, []announcement{{events.TypeVirtualMachineDeleted, uid + "/deleted", nil}}
 	}
 	var out []announcement
 	if prev != nil && prev.UID != uid {
@@ -137,11 +162,11 @@ func announce(prev *announced, typ string, object []byte) (*announced, []announc
 	}
 	next := vm.facts()
 	if prev == nil {
-		out = append(out, announcement{events.TypeVirtualMachineCreated, uid + "/created", data})
+		out = append(out, announcement{events.TypeVirtualMachineCreated, uid + "/created", nil})
 		prev = &announced{UID: uid, Generation: next.Generation}
 	}
 	if next.Generation != prev.Generation {
-		out = append(out, announcement{events.TypeVirtualMachineUpdated, uid + "/updated/" + rv, data})
+		out = append(out, announcement{events.TypeVirtualMachineUpdated, uid + "/updated/" + rv, nil})
 	}
 	for _, c := range vm.Status.Conditions {
 		if was, ok := prev.Conditions[c.Type]; !ok || was != next.Conditions[c.Type] {
@@ -150,7 +175,7 @@ func announce(prev *announced, typ string, object []byte) (*announced, []announc
 		}
 	}
 	if next.Deleting && !prev.Deleting {
-		out = append(out, announcement{events.TypeVirtualMachineDeleting, uid + "/deleting", data})
+		out = append(out, announcement{events.TypeVirtualMachineDeleting, uid + "/deleting", nil})
 	}
 	if next.Deleting && len(next.DeleteChecks) > 0 && (!prev.Deleting || !maps.Equal(prev.DeleteChecks, next.DeleteChecks)) {
 		out = append(out, announcement{events.TypeVirtualMachineDeleteBlocked,
@@ -160,7 +185,7 @@ func announce(prev *announced, typ string, object []byte) (*announced, []announc
 		out = append(out, announcement{events.TypeVirtualMachineDeleteUnblocked,
 			uid + "/deleteunblocked/" + rv, deleteUnblocked{Removed: prev.DeleteChecks}})
 	}
-	return next, out, nil
+	return next, out
 }
 
 // goneAnnouncement is the deleted event of a VM whose last state is no longer known
