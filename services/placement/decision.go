@@ -91,11 +91,12 @@ func (r *reconciler) chooseAndRecord(ctx context.Context, o reconcile.Object, t 
 		// reconcile creates the VM on that host.
 		var recorded bool
 		err = r.holdInstanceStorage(ctx, func(ctx context.Context) error {
-			if need.committed, err = r.instanceCommitments(ctx, o.Meta.UID); err != nil {
+			committed, err := r.instanceCommitments(ctx, o.Meta.UID)
+			if err != nil {
 				return err
 			}
-			ch, err = r.placeVM(ctx, t, id, o.Spec.Seq, o.Meta.Labels, vm, candidates, v.room, need, peers, v.groups)
-			if err != nil {
+			need.committed = committed
+			if ch, err = r.placeVM(ctx, t, id, o.Spec.Seq, o.Meta.Labels, vm, candidates, v.room, need, peers, v.groups); err != nil {
 				return err
 			}
 			zone := ""

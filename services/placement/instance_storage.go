@@ -125,15 +125,15 @@ func (r *reconciler) withInstanceStorage(ctx context.Context, hosts []hostCapaci
 			errNoCapacity, need.host, strings.Join(names, ", "), size)
 	}
 	return nil, fmt.Errorf("%w: none of the hosts %s has a local datastore with %s free for the class's instance storage%s",
-		errNoCapacity, strings.Join(names, ", "), size, besideCommitted(need.committed))
+		errNoCapacity, strings.Join(names, ", "), size, besideCommitted(hosts, need.committed))
 }
 
-// besideCommitted says, for a refusal, the instance storage recorded for other VMs on hosts
-// that had the room in vCenter's eyes.
-func besideCommitted(committed map[string]int64) string {
+// besideCommitted says, for a refusal, how much instance storage is recorded on the hosts
+// for other VMs.
+func besideCommitted(hosts []hostCapacity, committed map[string]int64) string {
 	var total int64
-	for _, b := range committed {
-		total += b
+	for _, h := range hosts {
+		total += committed[h.ref.Value]
 	}
 	if total == 0 {
 		return ""
