@@ -139,11 +139,19 @@ func ensureNATSSecrets(data string) (*natsAuth, string, error) {
 	return auth, key, nil
 }
 
+// setupAttempt bounds one attempt of setupWhenReady. A cluster still electing its leaders
+// may leave a JetStream request unanswered, and a request under a context with a deadline
+// waits for that deadline, not for the client's default timeout; the attempt must also end
+// before the setup user's one-minute JWT (userJWT) expires and the server drops it.
+const setupAttempt = 20 * time.Second
+
 // setupWhenReady sets the streams up; a node of a cluster tries again until enough of
 // its peers have joined for replicated streams (or ctx ends).
 func (e *embeddedNATS) setupWhenReady(ctx context.Context, c config) error {
 	for {
-		err := e.setup(ctx, c.StreamReplicas)
+		attempt, cancel := context.WithTimeout(ctx, setupAttempt)
+		err := e.setup(attempt, c.StreamReplicas)
+		cancel()
 		if err == nil || c.NATSClusterAddr == "" {
 			return err
 		}
