@@ -71,7 +71,7 @@ type readPathFigures struct {
 	getP50, getP99             time.Duration
 	labelList, fullList        time.Duration // medians
 	informerSync               time.Duration
-	steadyCPU                  float64 // of one core, every service running, nothing changing
+	steadyCPU                  float64    // of one core, every service running, nothing changing
 	steadyReconciles           workCounts // a second in the steady state's window, in all and by service and kind
 	steadyWindow               time.Duration
 	rssPer1000, heapPer1000    float64 // MB
