@@ -89,7 +89,6 @@ func (r *reconciler) chooseAndRecord(ctx context.Context, o reconcile.Object, t 
 		// The host and the instance volumes are recorded first, as the one choice of a host
 		// for instance storage at a time (hosts are every namespace's); the record's
 		// reconcile creates the VM on that host.
-		var recorded bool
 		err = r.holdInstanceStorage(ctx, func(ctx context.Context) error {
 			committed, err := r.instanceCommitments(ctx, o.Meta.UID)
 			if err != nil {
@@ -103,10 +102,9 @@ func (r *reconciler) chooseAndRecord(ctx context.Context, o reconcile.Object, t 
 			if !labelled {
 				zone = ch.zone.name
 			}
-			recorded = true
 			return r.recordInstanceStorage(ctx, o, vm, cls, ch.host, zone)
 		})
-		if !recorded && unplaced(conds, err) {
+		if unplaced(conds, err) { // a placement failure, never the record's
 			return choice{}, false, nil
 		}
 		if err != nil {

@@ -182,7 +182,7 @@ func (a *announcer) handle(ctx context.Context, c readmodel.Change, advance bool
 	}
 	ref := events.Ref{Plural: vmPlural, Namespace: vm.Metadata.Namespace, Name: vm.Metadata.Name}
 	key = ref.Namespace + "/" + ref.Name
-	next, anns, err := announce(a.facts[key], c.Type, c.Object)
+	next, anns, err := announce(a.facts[key], c.Type, vm, c.Object)
 	if err != nil {
 		a.log.Error("announcer skips a change it cannot read", "object", ref, "rv", c.RV, "err", err)
 		return key, nil

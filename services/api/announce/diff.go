@@ -104,20 +104,16 @@ func deleteChecks(annotations map[string]string) map[string]string {
 	return checks
 }
 
-// announce compares a change of a VirtualMachine with what was announced about it
-// (prev, nil when nothing was) and returns the events it makes, in order, and what is
-// announced after them (nil once the VM is gone).
+// announce compares a change of a VirtualMachine (object, decoded as vm) with what was
+// announced about it (prev, nil when nothing was) and returns the events it makes, in
+// order, and what is announced after them (nil once the VM is gone).
 //
 // Event ids are "<uid>/<what>" for what happens once in an object's life (created,
 // deleting, deleted) and "<uid>/<what>/<resourceVersion>[/<condition type>]" for what
 // may happen again: the resourceVersion names the stream positions the change was
 // folded from, so every gateway replica derives the same id for the same change and
 // JetStream keeps one.
-func announce(prev *announced, typ string, object []byte) (*announced, []announcement, error) {
-	vm, err := decodeVMChange(object)
-	if err != nil {
-		return prev, nil, err
-	}
+func announce(prev *announced, typ string, vm vmChange, object []byte) (*announced, []announcement, error) {
 	next, out := changes(prev, typ, vm)
 	if err := withObject(out, object); err != nil {
 		return prev, nil, err

@@ -69,7 +69,11 @@ func TestAnnounceComparesWithWhatWasAnnounced(t *testing.T) {
 	}
 	var prev *announced
 	for _, s := range steps {
-		next, anns, err := announce(prev, s.typ, s.object)
+		vm, err := decodeVMChange(s.object)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		next, anns, err := announce(prev, s.typ, vm, s.object)
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
@@ -113,8 +117,12 @@ func TestEventsCarryNoBootstrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	vm, err := decodeVMChange(object)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, typ := range []string{readmodel.Added, readmodel.Deleted} {
-		_, anns, err := announce(nil, typ, object)
+		_, anns, err := announce(nil, typ, vm, object)
 		if err != nil || len(anns) == 0 {
 			t.Fatalf("%s: %d events, %v", typ, len(anns), err)
 		}
