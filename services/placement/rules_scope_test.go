@@ -1,0 +1,100 @@
+package placement
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vmop/vmop/pkg/events/eventstest"
+	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/model"
+)
+
+// An edit of a cluster's rules reads a rule and writes it back whole, so two edits at once
+// would keep only one of the VMs they add. The cluster's scope keeps them one at a time
+// over every replica: eight VMs join one anti-affinity rule at once, through the
+// reconcilers of two replicas (two connections, so two lease sets), and the rule names
+// every one of them.
+func TestRuleEditsAtOnceKeepEveryVM(t *testing.T) {
+	h := newHarness(t)
+	replicas := []*reconciler{h.newTestReconciler(), h.newTestReconciler()}
+	replicas[1].js = eventstest.Reconnect(t, h.js)
+	topo, err := replicas[0].topology(h.ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := topo.zones[inventory.Zones[0].Name]
+
+	apart := unique("apart")
+	spec := &model.AffinitySpec{VMAntiAffinity: &model.VMAntiAffinitySpec{
+		RequiredDuringSchedulingPreferredDuringExecution: []model.VMAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": apart}},
+			TopologyKey:   model.TopologyKeyHostname,
+		}},
+	}}
+	labels := map[string]string{"tier": apart}
+	vms := make([]types.ManagedObjectReference, 10)
+	for i := range vms {
+		vms[i] = h.createPlainVM(topo, z, fmt.Sprintf("%s-%d", apart, i))
+	}
+	// The rule exists with the first two, as after the second VM of the term was created.
+	peers := []peer{{name: "second", labels: labels, zone: z.name}}
+	second := map[string]types.ManagedObjectReference{"second": vms[1]}
+	if err := replicas[0].ensureRules(h.ctx, testNamespace, labels, spec, z, vms[0], peers, second); err != nil {
+		t.Fatal(err)
+	}
+
+	var wg sync.WaitGroup
+	for i, vm := range vms[2:] {
+		r := replicas[i%len(replicas)]
+		wg.Go(func() {
+			if err := r.ensureRules(h.ctx, testNamespace, labels, spec, z, vm, nil, nil); err != nil {
+				t.Errorf("ensureRules of %s: %v", vm.Value, err)
+			}
+		})
+	}
+	wg.Wait()
+
+	rule := h.antiAffinityRule(z.name, vms[0].Value)
+	if rule == nil {
+		t.Fatalf("no anti-affinity rule in %s names %s", z.name, vms[0].Value)
+	}
+	var missing []string
+	for _, vm := range vms {
+		if !slices.Contains(rule.Vm, vm) {
+			missing = append(missing, vm.Value)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("rule %s names %v; the edits at once lost %v", rule.Name, morefValues(rule.Vm), missing)
+	}
+}
+
+// createPlainVM creates an empty VM in the zone's cluster, for rules to name.
+func (h *harness) createPlainVM(topo *topology, z zone, name string) types.ManagedObjectReference {
+	h.t.Helper()
+	folder := object.NewFolder(h.vc.Client, topo.vmFolder.Reference())
+	task, err := folder.CreateVM(h.ctx, types.VirtualMachineConfigSpec{
+		Name: name, GuestId: "otherGuest64",
+		Files: &types.VirtualMachineFileInfo{VmPathName: "[" + inventory.SharedDatastore + "]"},
+	}, object.NewResourcePool(h.vc.Client, z.pool), object.NewHostSystem(h.vc.Client, z.hosts[0]))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	info, err := task.WaitForResult(h.ctx)
+	if err != nil {
+		h.t.Fatalf("create VM %s: %v", name, err)
+	}
+	vm := info.Result.(types.ManagedObjectReference)
+	h.t.Cleanup(func() {
+		if task, err := object.NewVirtualMachine(h.vc.Client, vm).Destroy(h.ctx); err == nil {
+			_ = task.Wait(h.ctx)
+		}
+	})
+	return vm
+}
