@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -124,6 +125,11 @@ func (s *server) writeError(err error, c echo.Context) {
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	}
 	st.Kind, st.APIVersion = "Status", "v1"
+	if d := st.Details; d != nil && d.RetryAfterSeconds > 0 {
+		// As kube-apiserver says it: client-go and kubectl wait that long and ask again (a
+		// read model catching up after a NATS node was lost, a write's timeout, a watch limit).
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(d.RetryAfterSeconds)))
+	}
 	if t, ok := parseTarget(c.Request().URL.Path); ok && t.speaksProtobuf() && wantsProtobuf(c) {
 		_ = writeProtobuf(c, int(st.Code), &st)
 		return

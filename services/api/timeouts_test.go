@@ -100,8 +100,8 @@ func TestSlowRequestIsCutOff(t *testing.T) {
 	}
 }
 
-// A user may hold MaxWatchesPerUser watches open; one more is 429 with a Status, while
-// other users still watch, and closing one makes room again.
+// A user may hold MaxWatchesPerUser watches open; one more is 429 with a Status and a
+// Retry-After, while other users still watch, and closing one makes room again.
 func TestWatchesPerUserAreLimited(t *testing.T) {
 	g := startGatewayWith(t, newStreams(t), t.TempDir(), func(c *api.Config) { c.MaxWatchesPerUser = 2 })
 	client := *g.client
@@ -131,6 +131,9 @@ func TestWatchesPerUserAreLimited(t *testing.T) {
 	body, _ := io.ReadAll(third.Body)
 	if third.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), `"reason":"TooManyRequests"`) {
 		t.Errorf("third watch: %d %s, want 429 with a Status", third.StatusCode, body)
+	}
+	if after := third.Header.Get("Retry-After"); after != "1" {
+		t.Errorf("third watch: Retry-After %q, want 1 (the Status's retryAfterSeconds), which client-go waits before asking again", after)
 	}
 	if other, _ := open(adminToken); other.StatusCode != http.StatusOK {
 		t.Errorf("another user's watch: %d, want 200", other.StatusCode)
