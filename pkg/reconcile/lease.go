@@ -73,10 +73,13 @@ type lease struct {
 	users int
 	ready chan struct{} // closed once taken or failed
 	err   error
-	rev   uint64             // owned by the renewer while it runs
-	lost  context.Context    // cancelled when a renewal fails for LeaseTTL
-	stop  context.CancelFunc // stops the renewer
-	done  chan struct{}      // closed when the renewer returned
+	// stopped: a user's work failed once the replica was stopping (release): the lease
+	// is left to expire, whichever user is the last.
+	stopped bool
+	rev     uint64             // owned by the renewer while it runs
+	lost    context.Context    // cancelled when a renewal fails for LeaseTTL
+	stop    context.CancelFunc // stops the renewer
+	done    chan struct{}      // closed when the renewer returned
 }
 
 type leaseSetKey struct {
@@ -170,11 +173,11 @@ func (s *leaseSet) acquire(ctx context.Context, key string) (l *lease, freedAt u
 		select {
 		case <-l.ready:
 		case <-ctx.Done():
-			s.drop(key, l)
+			s.giveUp(key, l)
 			return nil, 0, ctx.Err()
 		}
 		if l.err != nil {
-			s.drop(key, l)
+			s.drop(key, l, false)
 			return nil, 0, l.err
 		}
 		return l, 0, nil
@@ -186,7 +189,7 @@ func (s *leaseSet) acquire(ctx context.Context, key string) (l *lease, freedAt u
 	l.rev, taken, freedAt, l.err = s.take(ctx, key)
 	if l.err != nil {
 		close(l.ready)
-		s.drop(key, l)
+		s.drop(key, l, false)
 		return nil, 0, l.err
 	}
 	var lose context.CancelFunc
@@ -362,22 +365,39 @@ func (s *leaseSet) renew(ctx context.Context, key string, l *lease, renewed time
 }
 
 // release gives the lease back once its last user in the process is done: it writes the
-// key free at the lease's revision (a lost lease is not this replica's to free). A holder
-// whose work failed once the replica was stopping leaves it to expire instead, as a
-// crashed one does: a vCenter task its cancelled work started may still be running, and
-// the next holder must not read the object before it lands. Work that succeeded has
+// key free at the lease's revision (a lost lease is not this replica's to free). A lease
+// one of whose users' work failed once the replica was stopping is left to expire instead,
+// as a crashed holder's is: a vCenter task its cancelled work started may still be running,
+// and the next holder must not read the object before it lands. Work that succeeded has
 // nothing running, even when the stop came before it returned (a reconcile that
 // published its slice, cancelled on its way out): its lease is freed, stopping or not.
 func (s *leaseSet) release(stopped bool, key string, l *lease) {
-	if !s.drop(key, l) {
+	if s.drop(key, l, stopped) {
+		s.free(key, l)
+	}
+}
+
+// giveUp counts out a user that joined l but will not use it (its ctx ended first). The
+// users that released l meanwhile left its freeing to the next: when this one is the
+// last, it frees l, or l's renewal would keep the object from every other replica.
+func (s *leaseSet) giveUp(key string, l *lease) {
+	if !s.drop(key, l, false) {
 		return
 	}
+	<-l.ready // closed already: its taker counted as a user until it closed it
+	if l.err == nil {
+		s.free(key, l)
+	}
+}
+
+// free ends l once its last user in the process is done (release).
+func (s *leaseSet) free(key string, l *lease) {
 	l.stop()
 	<-l.done
 	if l.lost.Err() != nil {
 		return
 	}
-	if stopped {
+	if l.stopped {
 		s.mu.Lock()
 		s.left[key] = time.Now()
 		s.mu.Unlock()
@@ -391,10 +411,12 @@ func (s *leaseSet) release(stopped bool, key string, l *lease) {
 	}
 }
 
-// drop counts a user of l out and reports whether it was the last.
-func (s *leaseSet) drop(key string, l *lease) bool {
+// drop counts a user of l out, noting whether its work failed at a stop, and reports
+// whether it was the last.
+func (s *leaseSet) drop(key string, l *lease, stopped bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	l.stopped = l.stopped || stopped
 	l.users--
 	if l.users > 0 {
 		return false
