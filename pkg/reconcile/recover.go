@@ -7,11 +7,15 @@ import (
 	"time"
 )
 
-// call runs f on o unless o is paused (then f must not act: see paused), turning f's
+// call runs f on o unless the object's lease was lost (another replica may act on it now)
+// or o is paused (then f must not act: see paused), turning f's
 // panic into an error: the message is then retried with backoff, like any failed
 // reconcile, and one bad object never takes the process (in `make run`, the whole stack)
 // down. The panic is logged once, with its stack.
 func call(ctx context.Context, cfg Config, f Func, o Object) (res Result, err error) {
+	if err := leaseHeld(ctx); err != nil {
+		return Result{}, err // joined a lease lost meanwhile: another replica may act on the object
+	}
 	if by := pausedBy(o.Meta); by != "" {
 		return paused(cfg, o, by)
 	}

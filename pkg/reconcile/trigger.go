@@ -78,7 +78,7 @@ func (t *Trigger) Run(ctx context.Context) error {
 // after Run began to read it, everything is read again, and a spec of a newer
 // generation, which Run's slice could not be labelled with, fails this reconcile with
 // [ErrSuperseded] for a retry; the newer record's own message is then already queued
-// behind it. Otherwise nothing but Run's reconciles (one at a time per object) acted on
+// behind it, and an object the triggered reconcile released needs nothing more. Otherwise nothing but Run's reconciles (one at a time per object) acted on
 // the object since it was read, and another replica's slice is refused by the status
 // fence: f gets the object as read, with no second round trip.
 func (t *Trigger) locked() Func {
@@ -86,6 +86,9 @@ func (t *Trigger) locked() Func {
 		key := events.SpecSubject(o.Ref)
 		unlock := t.locks.Lock(key)
 		defer unlock()
+		if err := leaseHeld(ctx); err != nil {
+			return Result{}, err // lost while a requested reconcile held the lock: act no more
+		}
 		if t.triggeredSince(key, o.readTick) {
 			fresh, found, err := readObject(ctx, t.js, t.cfg, o.Ref)
 			switch {
@@ -93,6 +96,8 @@ func (t *Trigger) locked() Func {
 				return Result{}, err
 			case !found || fresh.Meta.UID != o.Meta.UID || fresh.Meta.Generation != o.Meta.Generation:
 				return Result{}, fmt.Errorf("%s: %w", o.Ref, ErrSuperseded)
+			case fresh.released(t.cfg.Service):
+				return Result{keep: true}, nil // the requested reconcile finished the deletion
 			}
 			fresh.byMessage = o.byMessage
 			o = fresh
