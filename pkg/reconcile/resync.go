@@ -74,11 +74,7 @@ func spread(ctx context.Context, period time.Duration, start time.Time, subjects
 		case <-timer.C:
 		}
 		elapsed := time.Since(start)
-		due := n
-		if elapsed < period {
-			due = min(n, int(int64(n)*int64(elapsed)/int64(period))+1)
-		}
-		for ; next < due; next++ {
+		for due := dueBy(n, elapsed, period); next < due; next++ {
 			enqueue(subjects[next])
 		}
 		if elapsed >= period {
@@ -86,6 +82,16 @@ func spread(ctx context.Context, period time.Duration, start time.Time, subjects
 		}
 		timer.Reset(min(step, period-elapsed))
 	}
+}
+
+// dueBy is how many of n subjects spread over period are due once elapsed has passed: the
+// first at once, the last by the period's end. In floating point: n·elapsed in
+// nanoseconds overflows an int64 past ~96,000 subjects (the period is at least n seconds).
+func dueBy(n int, elapsed, period time.Duration) int {
+	if elapsed >= period {
+		return n
+	}
+	return min(n, int(float64(n)*elapsed.Seconds()/period.Seconds())+1)
 }
 
 // idleTrust is how long an object's Idle answer keeps it out of the resync. Another
