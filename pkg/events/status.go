@@ -83,15 +83,15 @@ func publishSlice(ctx context.Context, js jetstream.JetStream, msg *nats.Msg) (s
 			return 0, false, err
 		}
 		var expect uint64
-		last, err := lastMsg(ctx, js, StreamStatus, msg.Subject)
+		last, data, err := lastToCompare(ctx, js, msg)
 		switch {
 		case errors.Is(err, ErrNotFound):
 		case err != nil:
 			return 0, false, err
-		case bytes.Equal(last.Data, msg.Data):
-			return last.Sequence, false, nil
+		case bytes.Equal(data, msg.Data):
+			return last, false, nil
 		default:
-			expect = last.Sequence
+			expect = last
 		}
 		seq, err := casPublish(ctx, js, StreamStatus, msg, expect)
 		if !errors.Is(err, ErrConflict) {

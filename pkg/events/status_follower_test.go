@@ -1,0 +1,86 @@
+package events_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/events/eventstest"
+)
+
+// In a cluster a direct get may be answered by a follower that has not applied the newest
+// slice yet. A publish that finds its own content in such an answer does not take it for
+// what is stored; the leader says. Here every direct get of the slice is answered with an
+// older message, X, as such a follower would: publishing X over a newer Y stores it, and a
+// fenced publish of X, whose reconcile read X before another replica published Y, fails
+// with ErrConflict instead of passing for stored.
+func TestPublishDoesNotTrustALaggingFollower(t *testing.T) {
+	cluster := eventstest.StartCluster(t, 3)
+	admin, nc := cluster.Connect(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := events.Setup(ctx, admin, events.WithReplicas(3)); err != nil {
+		t.Fatal(err)
+	}
+	ref := events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: "vm"}
+	slice := func(state string) events.Slice {
+		return events.Slice{Service: "power", UID: "u", Generation: 1, Status: json.RawMessage(`{"powerState":"` + state + `"}`)}
+	}
+	x, y := slice("PoweredOff"), slice("PoweredOn")
+	publish := func(ctx context.Context, via *events.Ref, s events.Slice) uint64 {
+		t.Helper()
+		seq, err := events.PublishStatus(ctx, admin, *via, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seq
+	}
+	// What a follower that applied X but not what came after answers: X's message, as a
+	// direct get answered it before anything replaced it (one slice per subject is kept).
+	xSeq := publish(ctx, &ref, x)
+	lagging, err := nc.Request("$JS.API.DIRECT.GET."+events.StreamStatus, fmt.Appendf(nil, `{"seq":%d}`, xSeq), 5*time.Second)
+	if err != nil || lagging.Header.Get("Nats-Sequence") == "" {
+		t.Fatalf("direct get of X: %v %v", err, lagging.Header)
+	}
+	lastBySubject := "$JS.API.DIRECT.GET." + events.StreamStatus + "." + events.StatusSubject(ref, "power")
+	js := eventstest.Lossy(t, cluster.Nodes[0], 5*time.Second, func(subject string, m *nats.Msg, _ *string) bool {
+		if subject != lastBySubject {
+			return false
+		}
+		_ = nc.PublishMsg(&nats.Msg{Subject: m.Reply, Header: lagging.Header, Data: lagging.Data})
+		return true
+	})
+	stored := func() events.StatusRecord {
+		t.Helper()
+		rec, err := events.LastStatusFromLeader(ctx, admin, ref, "power")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+
+	ySeq := publish(ctx, &ref, y)
+	if _, err := events.PublishStatus(ctx, js, ref, x); err != nil {
+		t.Fatal(err)
+	}
+	if rec := stored(); !bytes.Equal(rec.Slice.Status, x.Status) || rec.Seq <= ySeq {
+		t.Errorf("stored %s at %d after publishing X over Y (at %d); want X, stored anew", rec.Slice.Status, rec.Seq, ySeq)
+	}
+
+	read := stored().Seq // the reconcile reads X; another replica then publishes Y
+	publish(ctx, &ref, y)
+	_, err = events.PublishStatus(events.FenceStatus(ctx, ref, "power", read), js, ref, x)
+	if !errors.Is(err, events.ErrConflict) {
+		t.Errorf("fenced publish of X after Y came: %v, want %v", err, events.ErrConflict)
+	}
+	if rec := stored(); !bytes.Equal(rec.Slice.Status, y.Status) {
+		t.Errorf("stored %s, want Y, which the fenced publish never saw", rec.Slice.Status)
+	}
+}
