@@ -53,7 +53,7 @@ func CheckMark(ctx context.Context, js jetstream.JetStream, stream string, m Mar
 	if last := info.State.LastSeq; last < m.Seq {
 		return fmt.Errorf("%s ends at %d, before the recorded position %d: %w", stream, last, m.Seq, ErrDiverged)
 	}
-	raw, err := st.GetMsg(ctx, m.Seq)
+	raw, err := markRead(ctx, js, st, stream, msgGet{Seq: m.Seq})
 	switch {
 	case err == nil:
 		if got := MarkOf(raw.Sequence, raw.Subject, raw.Header, raw.Data); got != m {
@@ -61,12 +61,12 @@ func CheckMark(ctx context.Context, js jetstream.JetStream, stream string, m Mar
 				stream, m.Seq, raw.Subject, m.Subject, ErrDiverged)
 		}
 		return nil
-	case !errors.Is(err, jetstream.ErrMsgNotFound):
+	case !errors.Is(err, ErrNotFound):
 		return fmt.Errorf("check %s position %d: %w", stream, m.Seq, err)
 	}
-	newest, err := st.GetLastMsgForSubject(ctx, m.Subject)
+	newest, err := markRead(ctx, js, st, stream, msgGet{LastFor: m.Subject})
 	switch {
-	case errors.Is(err, jetstream.ErrMsgNotFound):
+	case errors.Is(err, ErrNotFound):
 		return nil // the subject was purged
 	case err != nil:
 		return fmt.Errorf("check %s position %d: %w", stream, m.Seq, err)
@@ -75,4 +75,24 @@ func CheckMark(ctx context.Context, js jetstream.JetStream, stream string, m Mar
 	}
 	return fmt.Errorf("%s %d is gone but %s was not written since (its newest is %d): %w",
 		stream, m.Seq, m.Subject, newest.Sequence, ErrDiverged)
+}
+
+// markRead is a read of CheckMark: a direct get where that is the stream leader's answer,
+// else the leader's. A follower that lags behind would show a history that is only late,
+// not another one: a message it has not applied yet, gone.
+func markRead(ctx context.Context, js jetstream.JetStream, st jetstream.Stream, stream string, get msgGet) (*jetstream.RawStreamMsg, error) {
+	if !leaderAnswersDirect(js) {
+		return leaderGet(ctx, js, stream, get)
+	}
+	var raw *jetstream.RawStreamMsg
+	var err error
+	if get.LastFor != "" {
+		raw, err = st.GetLastMsgForSubject(ctx, get.LastFor)
+	} else {
+		raw, err = st.GetMsg(ctx, get.Seq)
+	}
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, ErrNotFound
+	}
+	return raw, err
 }

@@ -87,6 +87,7 @@ func GatewayPermissions(services ...ServiceAccess) Permissions {
 	}
 	p.Publish = append(p.Publish, vmopStreams()...)
 	p.Publish = append(p.Publish, directGet(StreamSpecs, StreamStatus)...)
+	p.Publish = append(p.Publish, jsAPI+"STREAM.MSG.GET."+StreamSpecs, jsAPI+"STREAM.MSG.GET."+StreamStatus) // CheckMark in a cluster
 	for _, st := range []string{StreamSpecs, StreamStatus, StreamEvents} {
 		p.Publish = append(p.Publish, consumerUse(st, anyToken)...)
 		p.Publish = append(p.Publish, jsAPI+"CONSUMER.DELETE."+join(st, anyToken))

@@ -1,0 +1,68 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// msgGet asks for one message of a stream: the one at Seq, or the newest of subject LastFor.
+type msgGet struct {
+	Seq     uint64 `json:"seq,omitempty"`
+	LastFor string `json:"last_by_subj,omitempty"`
+}
+
+// leaderGet is a stream's message as the stream's leader answers a get: a STREAM.MSG.GET
+// request, which no follower answers (a direct get may come from a follower that lags
+// behind). ErrNotFound when there is none.
+func leaderGet(ctx context.Context, js jetstream.JetStream, stream string, get msgGet) (*jetstream.RawStreamMsg, error) {
+	req, err := json.Marshal(get)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		// As nats.go bounds its own API requests: a request lost in a leader election
+		// would otherwise wait forever, holding its caller (a reconcile and its lease).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, js.Options().DefaultTimeout)
+		defer cancel()
+	}
+	resp, err := js.Conn().RequestWithContext(ctx, jsAPI+"STREAM.MSG.GET."+stream, req)
+	if err != nil {
+		return nil, err
+	}
+	var answer struct {
+		Message *struct {
+			Subject string `json:"subject"`
+			Seq     uint64 `json:"seq"`
+			Header  []byte `json:"hdrs"`
+			Data    []byte `json:"data"`
+			Time    string `json:"time"`
+		} `json:"message"`
+		Error *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &answer); err != nil {
+		return nil, err
+	}
+	switch {
+	case answer.Error != nil && answer.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
+		return nil, ErrNotFound
+	case answer.Error != nil:
+		return nil, answer.Error
+	case answer.Message == nil:
+		return nil, fmt.Errorf("%w: empty answer", ErrMalformed)
+	}
+	m := answer.Message
+	raw := &jetstream.RawStreamMsg{Subject: m.Subject, Sequence: m.Seq, Data: m.Data}
+	if len(m.Header) > 0 {
+		if raw.Header, err = nats.DecodeHeadersMsg(m.Header); err != nil {
+			return nil, fmt.Errorf("%w: headers: %v", ErrMalformed, err)
+		}
+	}
+	raw.Time, _ = time.Parse(time.RFC3339Nano, m.Time) // only informative: a zero time is harmless
+	return raw, nil
+}
