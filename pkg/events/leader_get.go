@@ -3,12 +3,35 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
+
+// readAsLeader is a stream's message as the stream's leader answers a get: a direct get
+// where that is the leader's answer (leaderAnswersDirect), else leaderGet. A read that
+// decides what to write or delete is one: a follower that lags behind shows a history
+// that is only late as another one. ErrNotFound when there is none.
+func readAsLeader(ctx context.Context, js jetstream.JetStream, stream string, get msgGet) (*jetstream.RawStreamMsg, error) {
+	if !leaderAnswersDirect(js) {
+		return leaderGet(ctx, js, stream, get)
+	}
+	if get.LastFor != "" {
+		return lastMsg(ctx, js, stream, get.LastFor)
+	}
+	st, err := streamHandle(ctx, js, stream)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := st.GetMsg(ctx, get.Seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, ErrNotFound
+	}
+	return raw, err
+}
 
 // msgGet asks for one message of a stream: the one at Seq, or the newest of subject LastFor.
 type msgGet struct {

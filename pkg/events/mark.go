@@ -53,7 +53,7 @@ func CheckMark(ctx context.Context, js jetstream.JetStream, stream string, m Mar
 	if last := info.State.LastSeq; last < m.Seq {
 		return fmt.Errorf("%s ends at %d, before the recorded position %d: %w", stream, last, m.Seq, ErrDiverged)
 	}
-	raw, err := markRead(ctx, js, st, stream, msgGet{Seq: m.Seq})
+	raw, err := readAsLeader(ctx, js, stream, msgGet{Seq: m.Seq})
 	switch {
 	case err == nil:
 		if got := MarkOf(raw.Sequence, raw.Subject, raw.Header, raw.Data); got != m {
@@ -64,7 +64,7 @@ func CheckMark(ctx context.Context, js jetstream.JetStream, stream string, m Mar
 	case !errors.Is(err, ErrNotFound):
 		return fmt.Errorf("check %s position %d: %w", stream, m.Seq, err)
 	}
-	newest, err := markRead(ctx, js, st, stream, msgGet{LastFor: m.Subject})
+	newest, err := readAsLeader(ctx, js, stream, msgGet{LastFor: m.Subject})
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return nil // the subject was purged
@@ -75,24 +75,4 @@ func CheckMark(ctx context.Context, js jetstream.JetStream, stream string, m Mar
 	}
 	return fmt.Errorf("%s %d is gone but %s was not written since (its newest is %d): %w",
 		stream, m.Seq, m.Subject, newest.Sequence, ErrDiverged)
-}
-
-// markRead is a read of CheckMark: a direct get where that is the stream leader's answer,
-// else the leader's. A follower that lags behind would show a history that is only late,
-// not another one: a message it has not applied yet, gone.
-func markRead(ctx context.Context, js jetstream.JetStream, st jetstream.Stream, stream string, get msgGet) (*jetstream.RawStreamMsg, error) {
-	if !leaderAnswersDirect(js) {
-		return leaderGet(ctx, js, stream, get)
-	}
-	var raw *jetstream.RawStreamMsg
-	var err error
-	if get.LastFor != "" {
-		raw, err = st.GetLastMsgForSubject(ctx, get.LastFor)
-	} else {
-		raw, err = st.GetMsg(ctx, get.Seq)
-	}
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, ErrNotFound
-	}
-	return raw, err
 }

@@ -164,9 +164,10 @@ func PurgeStatus(ctx context.Context, js jetstream.JetStream, ref Ref) error {
 }
 
 // deleteLast deletes the newest message of subject, if any; one deleted meanwhile by
-// someone else is no error.
+// someone else is no error. It reads what the stream's leader holds (readAsLeader).
 func deleteLast(ctx context.Context, js jetstream.JetStream, stream, subject string) error {
-	raw, err := lastMsg(ctx, js, stream, subject)
+	newest := msgGet{LastFor: subject}
+	raw, err := readAsLeader(ctx, js, stream, newest)
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
@@ -178,7 +179,7 @@ func deleteLast(ctx context.Context, js jetstream.JetStream, stream, subject str
 		return err
 	}
 	if err := st.DeleteMsg(ctx, raw.Sequence); err != nil {
-		if now, lerr := lastMsg(ctx, js, stream, subject); errors.Is(lerr, ErrNotFound) || lerr == nil && now.Sequence != raw.Sequence {
+		if now, lerr := readAsLeader(ctx, js, stream, newest); errors.Is(lerr, ErrNotFound) || lerr == nil && now.Sequence != raw.Sequence {
 			return nil
 		}
 		return fmt.Errorf("delete %s of %s: %w", subject, stream, err)

@@ -84,3 +84,38 @@ func TestPublishDoesNotTrustALaggingFollower(t *testing.T) {
 		t.Errorf("stored %s, want Y, which the fenced publish never saw", rec.Slice.Status)
 	}
 }
+
+// A purge of a deleted object's slices does not take a lagging follower's answer (the
+// slice is not there yet) for the slice being gone: the leader says what to delete, and
+// nothing is left behind for good.
+func TestPurgeDoesNotTrustALaggingFollower(t *testing.T) {
+	cluster := eventstest.StartCluster(t, 3)
+	admin, nc := cluster.Connect(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := events.Setup(ctx, admin, events.WithReplicas(3)); err != nil {
+		t.Fatal(err)
+	}
+	ref := events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: "gone"}
+	if _, err := events.PublishStatus(ctx, admin, ref, events.Slice{Service: "power", UID: "u", Generation: 1}); err != nil {
+		t.Fatal(err)
+	}
+	missing, err := nc.Request("$JS.API.DIRECT.GET."+events.StreamStatus, []byte(`{"seq":1099511627776}`), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastBySubject := "$JS.API.DIRECT.GET." + events.StreamStatus + "." + events.StatusSubject(ref, "power")
+	js := eventstest.Lossy(t, cluster.Nodes[0], 5*time.Second, func(subject string, m *nats.Msg, _ *string) bool {
+		if subject != lastBySubject {
+			return false
+		}
+		_ = nc.PublishMsg(&nats.Msg{Subject: m.Reply, Header: missing.Header, Data: missing.Data})
+		return true
+	})
+	if err := events.PurgeStatus(ctx, js, ref); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := events.LastStatusFromLeader(ctx, admin, ref, "power"); !errors.Is(err, events.ErrNotFound) {
+		t.Errorf("after the purge the leader holds %+v (%v), want no slice", rec.Slice, err)
+	}
+}

@@ -15,14 +15,11 @@ import (
 // see that replica's last slice before it acts. Without a cluster the direct get is the
 // leader's answer.
 func LastStatusFromLeader(ctx context.Context, js jetstream.JetStream, ref Ref, service string) (StatusRecord, error) {
-	if leaderAnswersDirect(js) {
-		return LastStatus(ctx, js, ref, service)
-	}
-	m, err := leaderGet(ctx, js, StreamStatus, msgGet{LastFor: StatusSubject(ref, service)})
+	raw, err := readAsLeader(ctx, js, StreamStatus, msgGet{LastFor: StatusSubject(ref, service)})
 	if err != nil {
 		return StatusRecord{}, fmt.Errorf("read status %s of %s: %w", service, ref, err)
 	}
-	return statusRecord(m.Subject, m.Sequence, m.Time, m.Header, m.Data)
+	return ParseRawStatusMsg(raw)
 }
 
 // lastToCompare is the newest STATUS message of msg's subject (its sequence and content),
