@@ -32,15 +32,17 @@ const (
 )
 
 // ackFor is the one place that turns a handler's result into the fate of the
-// message it handled, delivered being the number of deliveries so far.
-func ackFor(err error, delivered uint64) ack {
+// message it handled, delivered being the number of deliveries so far; stopping says
+// that the consumer is. Work cancelled otherwise (a lost scope lease) backs off like any
+// failure.
+func ackFor(err error, delivered uint64, stopping bool) ack {
 	switch {
 	case err == nil:
 		return ack{kind: ackDone}
 	case errors.Is(err, ErrPermanent), errors.Is(err, ErrMalformed):
 		return ack{kind: ackTerm, reason: termReason(err)}
-	case errors.Is(err, context.Canceled):
-		return ack{kind: ackRetry} // the consumer is stopping: another replica may take it now
+	case stopping && errors.Is(err, context.Canceled):
+		return ack{kind: ackRetry} // another replica may take it now
 	default:
 		return ack{kind: ackRetry, delay: backoff(delivered)}
 	}

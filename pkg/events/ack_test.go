@@ -15,24 +15,26 @@ func TestAckFor(t *testing.T) {
 		name      string
 		err       error
 		delivered uint64
+		stopping  bool
 		want      ack
 	}{
-		{"success", nil, 1, ack{kind: ackDone}},
-		{"success after retries", nil, 7, ack{kind: ackDone}},
-		{"permanent", fmt.Errorf("bad spec: %w", ErrPermanent), 1, ack{kind: ackTerm, reason: "bad spec: permanent failure"}},
-		{"undecodable", fmt.Errorf("spec message x: %w", ErrMalformed), 3, ack{kind: ackTerm, reason: "spec message x: malformed message"}},
-		{"transient, first delivery", errors.New("vcenter: connection reset"), 1, ack{kind: ackRetry, delay: time.Second}},
-		{"transient, second delivery", errors.New("vcenter: connection reset"), 2, ack{kind: ackRetry, delay: 2 * time.Second}},
-		{"transient, third delivery", errors.New("vcenter: connection reset"), 3, ack{kind: ackRetry, delay: 4 * time.Second}},
-		{"transient, capped", errors.New("vcenter: connection reset"), 19, ack{kind: ackRetry, delay: time.Minute}},
-		{"conflict is transient", fmt.Errorf("publish status: %w", ErrConflict), 1, ack{kind: ackRetry, delay: time.Second}},
-		{"stopping", fmt.Errorf("read vm: %w", context.Canceled), 5, ack{kind: ackRetry}},
-		{"handler timeout backs off", fmt.Errorf("read vm: %w", context.DeadlineExceeded), 2, ack{kind: ackRetry, delay: 2 * time.Second}},
+		{"success", nil, 1, false, ack{kind: ackDone}},
+		{"success after retries", nil, 7, false, ack{kind: ackDone}},
+		{"permanent", fmt.Errorf("bad spec: %w", ErrPermanent), 1, false, ack{kind: ackTerm, reason: "bad spec: permanent failure"}},
+		{"undecodable", fmt.Errorf("spec message x: %w", ErrMalformed), 3, false, ack{kind: ackTerm, reason: "spec message x: malformed message"}},
+		{"transient, first delivery", errors.New("vcenter: connection reset"), 1, false, ack{kind: ackRetry, delay: time.Second}},
+		{"transient, second delivery", errors.New("vcenter: connection reset"), 2, false, ack{kind: ackRetry, delay: 2 * time.Second}},
+		{"transient, third delivery", errors.New("vcenter: connection reset"), 3, false, ack{kind: ackRetry, delay: 4 * time.Second}},
+		{"transient, capped", errors.New("vcenter: connection reset"), 19, false, ack{kind: ackRetry, delay: time.Minute}},
+		{"conflict is transient", fmt.Errorf("publish status: %w", ErrConflict), 1, false, ack{kind: ackRetry, delay: time.Second}},
+		{"stopping", fmt.Errorf("read vm: %w", context.Canceled), 5, true, ack{kind: ackRetry}},
+		{"cancelled, not stopping (a lost scope) backs off", fmt.Errorf("scope lost: %w", context.Canceled), 2, false, ack{kind: ackRetry, delay: 2 * time.Second}},
+		{"handler timeout backs off", fmt.Errorf("read vm: %w", context.DeadlineExceeded), 2, false, ack{kind: ackRetry, delay: 2 * time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ackFor(tt.err, tt.delivered); got != tt.want {
-				t.Errorf("ackFor(%v, %d) = %+v, want %+v", tt.err, tt.delivered, got, tt.want)
+			if got := ackFor(tt.err, tt.delivered, tt.stopping); got != tt.want {
+				t.Errorf("ackFor(%v, %d, stopping %v) = %+v, want %+v", tt.err, tt.delivered, tt.stopping, got, tt.want)
 			}
 		})
 	}

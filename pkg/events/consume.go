@@ -132,7 +132,8 @@ func process(ctx context.Context, durable string, b *batch, h Handler) {
 	first := b.msgs[0]
 	ctx, span := startProcess(ctx, durable, first.Subject(), first.Headers())
 	err := handle(ctx, first, h)
-	if a := ackFor(err, 1); a.kind == ackTerm {
+	stopping := ctx.Err() != nil
+	if a := ackFor(err, 1, stopping); a.kind == ackTerm {
 		slog.Error("message terminated: no retry can handle it", "consumer", durable, "subject", first.Subject(), "reason", a.reason)
 	}
 	for _, msg := range b.msgs {
@@ -140,7 +141,7 @@ func process(ctx context.Context, durable string, b *batch, h Handler) {
 		if meta, merr := msg.Metadata(); merr == nil {
 			delivered = meta.NumDelivered
 		}
-		if serr := ackFor(err, delivered).settle(msg); serr != nil {
+		if serr := ackFor(err, delivered, stopping).settle(msg); serr != nil {
 			span.RecordError(fmt.Errorf("settle message: %w", serr))
 		}
 	}
