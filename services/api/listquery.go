@@ -28,12 +28,24 @@ const tooLargeRVWait = 3 * time.Second
 // For a watch it defaults as kube-apiserver with WatchList does: without a resourceVersion
 // (or "0") the watch sends the current objects first.
 func listQuery(q url.Values, watch bool) (internalversion.ListOptions, error) {
-	return listQueryOf(q, watch, readmodel.CheckRV, `"0" or "<SPECS sequence>.<STATUS sequence>"`)
+	return listQueryOf(q, watch, readmodel.CheckRV, readModelRVForm)
+}
+
+// readModelRVForm says what the read model's resourceVersions look like.
+const readModelRVForm = `"0" or "<SPECS sequence>.<STATUS sequence>"`
+
+// checkRV is 400 for a resourceVersion checkRV refuses, saying it must be rvForm.
+func checkRV(rv string, check func(string) error, rvForm string) error {
+	if check(rv) == nil {
+		return nil
+	}
+	err := field.Invalid(field.NewPath("resourceVersion"), rv, "must be "+rvForm)
+	return apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %v", err))
 }
 
 // listQueryOf is listQuery for a store whose resourceVersions checkRV accepts (rvForm says
 // what they look like): the read model's, or the Events' EVENTS sequence.
-func listQueryOf(q url.Values, watch bool, checkRV func(string) error, rvForm string) (internalversion.ListOptions, error) {
+func listQueryOf(q url.Values, watch bool, check func(string) error, rvForm string) (internalversion.ListOptions, error) {
 	var opts internalversion.ListOptions
 	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, &opts); err != nil {
 		return opts, apierrors.NewBadRequest(err.Error())
@@ -43,9 +55,8 @@ func listQueryOf(q url.Values, watch bool, checkRV func(string) error, rvForm st
 	if errs := validation.ValidateListOptions(&opts, true); len(errs) > 0 {
 		return opts, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
 	}
-	if checkRV(opts.ResourceVersion) != nil {
-		err := field.Invalid(field.NewPath("resourceVersion"), opts.ResourceVersion, "must be "+rvForm)
-		return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %v", err))
+	if err := checkRV(opts.ResourceVersion, check, rvForm); err != nil {
+		return opts, err
 	}
 	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds < 0 {
 		return opts, badRequest("timeoutSeconds must be a non-negative integer")

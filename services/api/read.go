@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,11 +17,20 @@ import (
 	"github.com/vmop/vmop/services/api/readmodel"
 )
 
+// get answers as kube-apiserver answers a GET: without resourceVersion the newest state
+// (a consistent read), with "0" any, with another at least as new as it.
 func (s *server) get(c echo.Context, t target) error {
-	if c.QueryParam("resourceVersion") == "" {
-		if err := s.waitCurrent(c.Request().Context()); err != nil {
-			return err
-		}
+	ctx := c.Request().Context()
+	rv := c.QueryParam("resourceVersion")
+	if err := checkRV(rv, readmodel.CheckRV, readModelRVForm); err != nil {
+		return err
+	}
+	wait := s.waitCurrent
+	if rv != "" {
+		wait = func(ctx context.Context) error { return s.waitRV(ctx, rv) }
+	}
+	if err := wait(ctx); err != nil {
+		return err
 	}
 	obj, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
 	if errors.Is(err, readmodel.ErrNotFound) {
@@ -32,7 +42,7 @@ func (s *server) get(c echo.Context, t target) error {
 	if wantsTable(c.Request().Header.Get(echo.HeaderAccept)) {
 		return s.writeTable(c, t, [][]byte{obj.JSON}, metav1.ListMeta{})
 	}
-	served, err := s.reveal(c.Request().Context(), t.Kind.Plural, obj.JSON, obj.SpecSeq)
+	served, err := s.reveal(ctx, t.Kind.Plural, obj.JSON, obj.SpecSeq)
 	if err != nil {
 		return err
 	}

@@ -114,3 +114,29 @@ func TestListWatchOptions(t *testing.T) {
 		}
 	}
 }
+
+// A GET names its freshness as kube-apiserver's does: a malformed resourceVersion is 400,
+// one the read model has not reached is waited for (504 when it does not come), "0" and
+// one reached are answered at once.
+func TestGetHonoursResourceVersion(t *testing.T) {
+	g := startGateway(t, newStreams(t), t.TempDir())
+	created := createClass(t, g)
+	rv := field(created, "metadata", "resourceVersion").(string)
+	name := field(created, "metadata", "name").(string)
+	for _, tt := range []struct {
+		rv   string
+		code int
+		msg  string
+	}{
+		{"abc", 400, `invalid resource version: resourceVersion: Invalid value: "abc"`},
+		{"999999.0", 504, "Too large resource version"},
+		{"0", 200, ""},
+		{rv, 200, ""},
+	} {
+		code, resp := g.do("GET", classes+"/"+name+"?resourceVersion="+tt.rv, adminToken, nil)
+		got := decode(t, resp)
+		if msg, _ := got["message"].(string); code != tt.code || !strings.Contains(msg, tt.msg) {
+			t.Errorf("GET ?resourceVersion=%s: %d %s, want %d with %q", tt.rv, code, resp, tt.code, tt.msg)
+		}
+	}
+}
