@@ -106,7 +106,7 @@ func (c *claims) step(ctx context.Context, o reconcile.Object, claim *model.Pers
 // in the claim: the recorded claim is reconciled again and reported Bound.
 func (c *claims) provision(ctx context.Context, o reconcile.Object, claim *model.PersistentVolumeClaim, class *model.StorageClass, report claimReport) (reconcile.Result, error) {
 	name := claimVolumeName(o.Meta.UID)
-	if err := c.volumes.awaitEarlierCreates(ctx); err != nil {
+	if err := c.volumes.awaitCreatesOf(ctx, name); err != nil {
 		return reconcile.Result{}, err
 	}
 	vol, found, err := c.volumes.byName(ctx, name)
@@ -216,10 +216,11 @@ func (c *claims) volumeOf(ctx context.Context, o reconcile.Object, claim *model.
 	if claim.Spec.VolumeName != "" {
 		return c.volumes.byID(ctx, claim.Spec.VolumeName)
 	}
-	if err := c.volumes.awaitEarlierCreates(ctx); err != nil {
+	name := claimVolumeName(o.Meta.UID)
+	if err := c.volumes.awaitCreatesOf(ctx, name); err != nil {
 		return volume{}, false, err
 	}
-	return c.volumes.byName(ctx, claimVolumeName(o.Meta.UID))
+	return c.volumes.byName(ctx, name)
 }
 
 // retains reports that the claim's class keeps volumes of deleted claims. A class deleted

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,7 @@ type volumes struct {
 	user    string      // the vSphere user CNS records as the cluster's
 	started time.Time   // when this run of the service began, by vCenter's clock
 	settled atomic.Bool // no creation queued before started runs any more
+	unseen  sync.Map    // volume name → *object.Task: a creation whose outcome this run did not see
 }
 
 // volume is what the claim loop needs of a CNS volume.
@@ -129,7 +131,9 @@ func (v *volumes) create(ctx context.Context, name, policyID, namespace, claim s
 	if err != nil {
 		return "", fmt.Errorf("create CNS volume %s: %w", name, err)
 	}
+	seen := v.creating(name, task)
 	res, err := v.result(ctx, task)
+	seen(err)
 	if err != nil {
 		return "", fmt.Errorf("create CNS volume %s: %w", name, err)
 	}

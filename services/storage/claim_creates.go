@@ -9,6 +9,8 @@ import (
 	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // awaitEarlierCreates waits for the CNS volume creations vCenter still runs that were
@@ -30,6 +32,37 @@ func (v *volumes) awaitEarlierCreates(ctx context.Context) error {
 		}
 	}
 	v.settled.Store(true)
+	return nil
+}
+
+// creating records a creation of the volume name this run issued; seen is told the error
+// of waiting for it. A volume made or a fault is an outcome seen; any other error (the wait
+// failed while vCenter went on) leaves the creation for awaitCreatesOf, or a retry would
+// not find the volume by name yet and make a second one.
+func (v *volumes) creating(name string, task *object.Task) (seen func(error)) {
+	v.unseen.Store(name, task)
+	return func(err error) {
+		if err == nil || vcenter.IsFault(err) {
+			v.unseen.CompareAndDelete(name, task)
+		}
+	}
+}
+
+// awaitCreatesOf waits for the creations that may still make a volume named name, so that
+// a lookup by name after it tells the truth: those queued before this run began
+// (awaitEarlierCreates), and this run's own of name whose outcome it did not see.
+func (v *volumes) awaitCreatesOf(ctx context.Context, name string) error {
+	if err := v.awaitEarlierCreates(ctx); err != nil {
+		return err
+	}
+	t, ok := v.unseen.Load(name)
+	if !ok {
+		return nil
+	}
+	if _, err := t.(*object.Task).WaitForResult(ctx); err != nil && !vcenter.IsFault(err) {
+		return fmt.Errorf("wait for the creation of CNS volume %s: %w", name, err)
+	}
+	v.unseen.CompareAndDelete(name, t)
 	return nil
 }
 

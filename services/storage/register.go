@@ -33,10 +33,16 @@ type registrar struct {
 	js  jetstream.JetStream
 	vc  *govmomi.Client
 	cns *cns.Client
-	// earlier waits for the CNS creations a previous run left running, which a lookup by
-	// name cannot see yet (the claims' volumes).
-	earlier interface{ awaitEarlierCreates(context.Context) error }
+	// creates are the CNS creations whose outcome is not known yet, which a lookup by name
+	// cannot see (volumes, shared with the claims' loop).
+	creates creations
 	now     func() time.Time
+}
+
+// creations are the CNS volume creations whose outcome is not known yet (volumes).
+type creations interface {
+	awaitCreatesOf(ctx context.Context, name string) error
+	creating(name string, task *object.Task) (seen func(error))
 }
 
 // upgrade takes the VM one step further through its schema upgrade and sets the

@@ -64,7 +64,7 @@ func (r *registrar) locate(ctx context.Context, d imageDisk) (diskLocation, erro
 // first-class disk (RegisterDisk), then a CNS create naming that disk makes it a volume.
 // Each step first looks for what an earlier, interrupted attempt made.
 func (r *registrar) ensureVolume(ctx context.Context, name string, loc diskLocation, capacityMB int64, policyID string) (string, error) {
-	if err := r.earlier.awaitEarlierCreates(ctx); err != nil {
+	if err := r.creates.awaitCreatesOf(ctx, name); err != nil {
 		return "", err
 	}
 	found, err := r.cns.QueryVolume(ctx, &cnstypes.CnsQueryFilter{Names: []string{name}})
@@ -94,7 +94,9 @@ func (r *registrar) ensureVolume(ctx context.Context, name string, loc diskLocat
 	if err != nil {
 		return "", fmt.Errorf("register %s as CNS volume %s: %w", loc.file, name, err)
 	}
+	seen := r.creates.creating(name, t)
 	info, err := cns.GetTaskInfo(ctx, t)
+	seen(err)
 	if err != nil {
 		return "", fmt.Errorf("register %s as CNS volume %s: %w", loc.file, name, err)
 	}

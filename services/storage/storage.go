@@ -77,7 +77,7 @@ func run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("storage: read vCenter's time: %w", err)
 	}
 	claimVolumes := &volumes{vc: vc, cns: cnsClient, user: cfg.VCenter.URL.User.Username(), started: *started}
-	register := &registrar{js: cfg.JetStream, vc: vc, cns: cnsClient, earlier: claimVolumes, now: time.Now}
+	register := &registrar{js: cfg.JetStream, vc: vc, cns: cnsClient, creates: claimVolumes, now: time.Now}
 	h := &handler{js: cfg.JetStream, vc: vc, volumes: &attacher{vc: vc, cns: &cnsRegistry{c: cnsClient, vc: vc.Client}, js: cfg.JetStream}, register: register,
 		isos: &isoFinder{js: cfg.JetStream, rest: rc, vim: vc.Client}, now: time.Now}
 	vmLoop := vmLoopConfig(cfg.Logger)

@@ -1,0 +1,43 @@
+package storage
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/vmware/govmomi/cns"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/vmop/vmop/pkg/vcenter"
+)
+
+// A creation whose wait failed (vCenter out of reach for a moment) while vCenter went on
+// with it is waited for by the claim's next provisioning, which then finds the volume by
+// name instead of making a second one.
+func TestCreateWhoseWaitFailedIsNotRepeated(t *testing.T) {
+	delayTasks(t, "CnsCreateVolume", 1500)
+	cc, err := cns.NewClient(t.Context(), vc.Client.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &volumes{vc: vc.Client, cns: cc, started: time.Now()}
+	name := claimVolumeName(uuid.NewString())
+	waiting, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	_, err = v.create(waiting, name, classPolicy(t, "my-storage-class"), "my-namespace", "unseen", resource.MustParse("1Gi"), nil)
+	cancel()
+	if err == nil || vcenter.IsFault(err) {
+		t.Fatalf("create with a wait cut short: %v, want the wait's own failure", err)
+	}
+
+	// The next provisioning of the claim.
+	if err := v.awaitCreatesOf(t.Context(), name); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := v.byName(t.Context(), name); err != nil || !found {
+		t.Fatalf("volume %s after awaiting its creation: found %v (%v), want it found", name, found, err)
+	}
+	if n := len(cnsVolumes(t, name)); n != 1 {
+		t.Errorf("%d CNS volumes named %s, want 1", n, name)
+	}
+}
