@@ -214,6 +214,10 @@ func (a *attacher) resolve(ctx context.Context, ref events.Ref, vm model.Virtual
 			w.problem = fmt.Sprintf("PersistentVolumeClaim %q not found", name)
 		case err != nil:
 			return nil, err
+		case c.owner.UID != "" && c.owner.UID != vm.UID:
+			// An image disk or instance storage of another VM: attaching it here would give
+			// one disk to two VMs, which CNS has no attachment to refuse.
+			w.problem = fmt.Sprintf("PersistentVolumeClaim %q belongs to VirtualMachine %s", name, c.owner.Name)
 		case c.volumeID == "":
 			w.problem = fmt.Sprintf("PersistentVolumeClaim %q is not bound to a volume yet", name)
 		case c.deleting && attached[c.volumeID] == nil:

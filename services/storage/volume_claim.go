@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 )
@@ -21,6 +23,9 @@ type claim struct {
 	shared    bool   // ReadWriteMany
 	requested int64  // spec.resources.requests.storage in bytes, 0 when absent
 	deleting  bool   // its deletion was asked: it keeps the VMs that have it, gains none
+	// owner is the VirtualMachine that controls the claim (an image disk's, instance
+	// storage's; no UID for none): the claim is that VM's alone.
+	owner metav1.OwnerReference
 }
 
 // errNoClaim: the claim does not exist (or is deleted from SPECS).
@@ -45,6 +50,11 @@ func (h *handler) readClaim(ctx context.Context, namespace, name string) (claim,
 		volumeID: pvc.Spec.VolumeName,
 		shared:   slices.Contains(pvc.Spec.AccessModes, model.AccessModeReadWriteMany),
 		deleting: pvc.DeletionTimestamp != nil,
+	}
+	for _, ow := range pvc.OwnerReferences {
+		if kind, ok := kindOf(ow); ok && kind.Plural == "virtualmachines" && ow.Controller != nil && *ow.Controller {
+			c.owner = ow
+		}
 	}
 	if r := pvc.Spec.Resources; r != nil {
 		if q, ok := r.Requests["storage"]; ok {

@@ -76,8 +76,9 @@ type testClaim struct {
 	volumeID string
 	access   model.PersistentVolumeAccessMode
 	size     string
-	class    string // my-storage-class when empty
-	deleting bool   // its deletion asked (deletionTimestamp set)
+	class    string         // my-storage-class when empty
+	deleting bool           // its deletion asked (deletionTimestamp set)
+	owner    *deploytest.VM // the VM controlling it (an image disk's claim), none when nil
 	seq      uint64
 }
 
@@ -117,6 +118,12 @@ func (c *testClaim) put(t testing.TB, js jetstream.JetStream) {
 	}
 	if c.deleting {
 		body["metadata"].(map[string]any)["deletionTimestamp"] = "2026-11-22T00:00:00Z"
+	}
+	if c.owner != nil {
+		body["metadata"].(map[string]any)["ownerReferences"] = []map[string]any{{
+			"apiVersion": model.GroupVMOperator + "/" + model.VersionVMOperator, "kind": "VirtualMachine",
+			"name": c.owner.Ref.Name, "uid": c.owner.UID, "controller": true,
+		}}
 	}
 	raw, err := json.Marshal(body)
 	if err != nil {

@@ -155,7 +155,8 @@ func TestWSFCAddsPhysicalSharingController(t *testing.T) {
 }
 
 // A volume naming a missing claim, or an unbound one, or a ReadWriteOnce claim another VM
-// has, is reported with the reason and nothing is attached for it, while a free claim
+// has, or one another VM owns (its image disk's), is reported with the reason and nothing
+// is attached for it, while a free claim
 // asked for in the same change (one CNS attach with the taken one, which CNS refuses
 // whole) is attached; once the claim is bound, it is attached.
 func TestVolumeProblems(t *testing.T) {
@@ -170,21 +171,25 @@ func TestVolumeProblems(t *testing.T) {
 	going.put(t, js)
 
 	first := upgradedVM("my-namespace", "holder", vmSpec(claimVolume("data", "taken")))
+	owned := boundClaim(t, js, "owned", "8Gi", model.AccessModeReadWriteOnce)
+	owned.owner = first
+	owned.put(t, js)
 	first.Put(t, js, false)
 	holderVM := first.Deploy(t, vc, js, inventory.PhotonImage)
 	volumesVerified(t, js, first, "True")
 
 	second := upgradedVM("my-namespace", "second", vmSpec(
 		claimVolume("missing", "no-such-claim"), claimVolume("pending", "unbound"), claimVolume("fresh", "free"), claimVolume("shared", "taken"),
-		claimVolume("deleted", "going")))
+		claimVolume("deleted", "going"), claimVolume("other-vms", "owned")))
 	second.Put(t, js, false)
 	secondVM := second.Deploy(t, vc, js, inventory.PhotonImage)
 	st := volumesVerified(t, js, second, "False")
 	for name, want := range map[string]string{
-		"missing": `PersistentVolumeClaim "no-such-claim" not found`,
-		"pending": `PersistentVolumeClaim "unbound" is not bound to a volume yet`,
-		"shared":  `PersistentVolumeClaim "taken" is ReadWriteOnce and attached to VM holder`,
-		"deleted": `PersistentVolumeClaim "going" is being deleted`,
+		"missing":   `PersistentVolumeClaim "no-such-claim" not found`,
+		"pending":   `PersistentVolumeClaim "unbound" is not bound to a volume yet`,
+		"shared":    `PersistentVolumeClaim "taken" is ReadWriteOnce and attached to VM holder`,
+		"deleted":   `PersistentVolumeClaim "going" is being deleted`,
+		"other-vms": `PersistentVolumeClaim "owned" belongs to VirtualMachine holder`,
 	} {
 		s := volumeStatus(st, name)
 		if s == nil || s.Attached || s.Error != want {
