@@ -33,7 +33,7 @@ func (r *reconciler) syncGuestID(ctx context.Context, want string, obs observati
 	if err == nil {
 		_, err = vcenter.WaitTask(ctx, task)
 	}
-	if err != nil && !vcenter.IsFault(err) {
+	if err != nil && !refusal(err) {
 		return obs, nil, fmt.Errorf("set guest ID of VM %s: %w", obs.uniqueID(), err)
 	}
 	var cond *metav1.Condition

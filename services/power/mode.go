@@ -166,10 +166,16 @@ func classify(what string, err error) error {
 	switch {
 	case err == nil, fault.Is(err, &types.InvalidPowerState{}):
 		return nil
-	case fault.Is(err, &types.TaskInProgress{}), !vcenter.IsFault(err):
+	case !refusal(err):
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return fmt.Errorf("%w: %s failed: %v", errRefused, what, err)
+}
+
+// refusal reports that err is vCenter refusing the operation for what it asks: a fault,
+// but not TaskInProgress, which only says another task holds the VM now (a retry's).
+func refusal(err error) bool {
+	return vcenter.IsFault(err) && !fault.Is(err, &types.TaskInProgress{})
 }
 
 // modeConfig is the service's configuration of the modes.
