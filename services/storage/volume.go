@@ -39,10 +39,32 @@ type attacher struct {
 	// later asks for another reconcile of the VM at a time: a claim grown before its CNS
 	// volume is, by the claim loop.
 	later func(ref events.Ref, at time.Time)
+	// polls is, by VM, how long the next look waits while an expansion stays pending.
+	polls sync.Map // events.Ref → time.Duration
 }
 
-// expansionPoll is how soon a VM is looked at again while a claim's expansion is pending.
-const expansionPoll = time.Second
+// While a claim's expansion is pending, its VMs are looked at again after expansionPoll,
+// then twice as long each time up to expansionPollMax: an expansion the class forbids, or
+// that vCenter refuses, may stay pending for good.
+const (
+	expansionPoll    = time.Second
+	expansionPollMax = time.Minute
+)
+
+// pollExpansion asks for the VM's next look while an expansion is pending (pending), and
+// forgets its waits once none is.
+func (a *attacher) pollExpansion(ref events.Ref, pending bool) {
+	if !pending || a.later == nil {
+		a.polls.Delete(ref)
+		return
+	}
+	wait := expansionPoll
+	if last, ok := a.polls.Load(ref); ok {
+		wait = min(2*last.(time.Duration), expansionPollMax)
+	}
+	a.polls.Store(ref, wait)
+	a.later(ref, time.Now().Add(wait))
+}
 
 // scopeVolumes is the kind of scope (reconcile.HoldScope) a CNS volume's attachment holds.
 const scopeVolumes = "volumes"
@@ -112,6 +134,7 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, vm model.VirtualMa
 	var pending []placedVolume // the volumes to attach, each at its slot
 	s := newSlots(devices)
 	keep := map[string]bool{} // volume IDs the spec still asks for
+	expanding := false        // a claim asks for more than its volume has yet
 	for i := range want {
 		w := &want[i]
 		if w.cns.id != "" {
@@ -124,15 +147,14 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, vm model.VirtualMa
 			if disk.CapacityInBytes < w.cns.capacity {
 				changes = append(changes, growDisk(disk, w.cns.capacity))
 			}
-			if w.claim.requested > w.cns.capacity && a.later != nil {
-				a.later(ref, time.Now().Add(expansionPoll)) // the claim loop extends it; grow the disk then
-			}
+			expanding = expanding || w.claim.requested > w.cns.capacity // the claim loop extends it; grow the disk then
 			continue
 		}
 		if p, ok := place(w, s, on); ok {
 			pending = append(pending, p)
 		}
 	}
+	a.pollExpansion(ref, expanding)
 	adds, attached, err := a.attachAll(ctx, vcVM, pending, s)
 	if err != nil {
 		return volumeReport{}, mvm, err
