@@ -50,6 +50,17 @@ func (x *vmIndex) forget(ref events.Ref) {
 	}
 }
 
+// drop forgets the VM moref, destroyed: whoever's it was, it has no power to watch any more
+// (the index would otherwise keep every VM that ever had a power event, vmop's or not).
+func (x *vmIndex) drop(moref string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if ref, ok := x.refs[moref]; ok && x.known[ref] == moref {
+		delete(x.known, ref)
+	}
+	delete(x.refs, moref)
+}
+
 // lookup returns the object whose VM moref is; ok is false for a VM that is not vmop's
 // or no longer exists.
 func (x *vmIndex) lookup(ctx context.Context, vc *govmomi.Client, moref string) (ref events.Ref, ok bool, err error) {

@@ -21,7 +21,8 @@ import (
 // memory change) is left to the resync: the event carries the VM's config spec, and vcsim
 // copies it for the watch under the collector's lock while the VM's next reconfigure
 // writes the same memory under the VM's, a data race in any process embedding vcsim.
-var watchedEvents = []string{"VmPoweredOnEvent", "DrsVmPoweredOnEvent", "VmPoweredOffEvent", "VmSuspendedEvent"}
+// VmRemovedEvent only makes the index forget the VM.
+var watchedEvents = []string{"VmPoweredOnEvent", "DrsVmPoweredOnEvent", "VmPoweredOffEvent", "VmSuspendedEvent", "VmRemovedEvent"}
 
 const (
 	// readBatch is how many events one ReadNextEvents returns at most.
@@ -189,6 +190,10 @@ func (w *watcher) handle(ctx context.Context, batch []types.BaseEvent) error {
 	for _, e := range batch {
 		vmArg := e.GetEvent().Vm
 		if vmArg == nil {
+			continue
+		}
+		if _, removed := e.(*types.VmRemovedEvent); removed {
+			w.index.drop(vmArg.Vm.Value)
 			continue
 		}
 		ref, ok, err := w.index.lookup(ctx, w.vc, vmArg.Vm.Value)
