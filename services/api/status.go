@@ -51,7 +51,7 @@ func (s *server) writeStatus(c echo.Context, t target, obj map[string]any) error
 	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := s.rm.WaitStatus(wait, seq); err != nil {
-		return apierrors.NewServerTimeout(t.gr(), "update", 1)
+		return storedNotFolded(t, seq)
 	}
 	stored, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
 	if err != nil {

@@ -258,13 +258,21 @@ func (s *server) delete(c echo.Context, t target) error {
 	return s.respondStored(c, t, seq, http.StatusOK)
 }
 
+// storedNotFolded answers a write that was stored (at seq) but that the read model did not
+// fold in time: 504 without Retry-After, since client-go resends a request answered with
+// one, and the write must not be made twice (a generateName create, a JSON patch adding to
+// a list); the client reads the object to see it.
+func storedNotFolded(t target, seq uint64) error {
+	return apierrors.NewTimeoutError(fmt.Sprintf("%s was stored (sequence %d), but the read model has not caught up with it yet: read it again", t.ref(), seq), 0)
+}
+
 // respondStored answers with the object as the read model holds it once it has folded
 // seq, so a read right after this response reflects the write (read-your-writes).
 func (s *server) respondStored(c echo.Context, t target, seq uint64, code int) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 10*time.Second)
 	defer cancel()
 	if err := s.rm.WaitSpec(ctx, seq); err != nil {
-		return apierrors.NewServerTimeout(t.gr(), "write", 1)
+		return storedNotFolded(t, seq)
 	}
 	obj, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
 	if err != nil {
