@@ -1,7 +1,11 @@
 package vcenter
 
 import (
+	"context"
 	"errors"
+	"io"
+	"net"
+	"net/url"
 
 	"github.com/vmware/govmomi/task"
 	"github.com/vmware/govmomi/vim25/soap"
@@ -23,4 +27,16 @@ func IsFault(err error) bool {
 		}
 	}
 	return false
+}
+
+// Unanswered tells whether err is a request that may have reached vCenter without its
+// answer reaching the caller: the connection failed, or the caller's time ran out, on the
+// way. What it asked for may be done or still running there, so it is neither refused
+// (IsFault) nor known not to have happened.
+func Unanswered(err error) bool {
+	var netErr net.Error
+	var urlErr *url.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, &netErr) || errors.As(err, &urlErr)
 }

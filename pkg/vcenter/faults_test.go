@@ -1,6 +1,7 @@
 package vcenter_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -13,7 +14,8 @@ import (
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
-// A failed task and a SOAP fault are vCenter's answer; an unreachable vCenter is not.
+// A failed task and a SOAP fault are vCenter's answer; an unreachable vCenter, or a call
+// whose time ran out on the way, is unanswered: what it asked may be done or running.
 func TestIsFault(t *testing.T) {
 	sim := simulate(t)
 	ctx, c, vm := t.Context(), sim.c, sim.vm
@@ -32,24 +34,34 @@ func TestIsFault(t *testing.T) {
 	unreachable.URL = &url.URL{Scheme: "https", Host: "127.0.0.1:1", Path: "/sdk", User: sim.endpoint.URL.User}
 	_, dialErr := vcenter.Connect(ctx, unreachable)
 
+	// A call whose time ran out on the way, as a wait that outlasts its deadline does.
+	expired, cancel := context.WithTimeout(ctx, 0)
+	defer cancel()
+	_, _, deadlineErr := vcenter.ReadVMConfig(expired, c, vm.Reference().Value, "", []string{"name"})
+
 	tests := []struct {
-		name string
-		err  error
-		want bool
+		name       string
+		err        error
+		fault      bool // IsFault
+		unanswered bool // Unanswered
 	}{
-		{"failed task", taskErr, true},
-		{"wrapped failed task", fmt.Errorf("power on: %w", taskErr), true},
-		{"soap fault", fmt.Errorf("read: %w", soapErr), true},
-		{"unreachable", dialErr, false},
-		{"other", errors.New("boom"), false},
+		{"failed task", taskErr, true, false},
+		{"wrapped failed task", fmt.Errorf("power on: %w", taskErr), true, false},
+		{"soap fault", fmt.Errorf("read: %w", soapErr), true, false},
+		{"unreachable", dialErr, false, true},
+		{"time out on the way", deadlineErr, false, true},
+		{"other", errors.New("boom"), false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.err == nil && tt.want {
+			if tt.err == nil {
 				t.Fatal("the setup produced no error")
 			}
-			if got := vcenter.IsFault(tt.err); got != tt.want {
-				t.Errorf("IsFault(%v) = %v, want %v", tt.err, got, tt.want)
+			if got := vcenter.IsFault(tt.err); got != tt.fault {
+				t.Errorf("IsFault(%v) = %v, want %v", tt.err, got, tt.fault)
+			}
+			if got := vcenter.Unanswered(tt.err); got != tt.unanswered {
+				t.Errorf("Unanswered(%v) = %v, want %v", tt.err, got, tt.unanswered)
 			}
 		})
 	}

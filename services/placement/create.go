@@ -38,7 +38,7 @@ func (r *reconciler) create(ctx context.Context, t *topology, id vmIdentity, spe
 	if err != nil {
 		return types.ManagedObjectReference{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, createTimeout)
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	cs := createSpec(id, spec, cls, ch.host.coreMHz, img.hardwareVersion)
 	attrs := []attribute.KeyValue{objectAttr(id.namespace, id.name), attribute.String("vmop.image", img.name),

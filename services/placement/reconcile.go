@@ -14,6 +14,7 @@ import (
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // reconciler is the service's state: one vCenter session and what it caches of the
@@ -26,11 +27,12 @@ type reconciler struct {
 	tags    tagCache
 	now     func() time.Time
 	grace   time.Duration // createGrace
+	timeout time.Duration // createTimeout
 }
 
 func newReconciler(js jetstream.JetStream, vc *session) *reconciler {
 	return &reconciler{js: js, vc: vc, folders: folderCache{m: map[string]*object.Folder{}},
-		now: time.Now, grace: createGrace}
+		now: time.Now, grace: createGrace, timeout: createTimeout}
 }
 
 // reconcile is the service's reconcile.Func: the VM's latest spec and placement's previous
@@ -180,6 +182,12 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		return done()
 	}
 	ref, err := r.create(ctx, t, id, vm.Spec, cls, img, ch, cloneHowOf(vm))
+	if err != nil && vcenter.Unanswered(err) {
+		// The create may go on in vCenter (the call or its wait failed on the way): Created
+		// stays Creating, so that the retry, or a deletion, waits for its VM (createGrace)
+		// instead of issuing another create, or leaving one behind.
+		return reconcile.Result{}, err
+	}
 	if err != nil {
 		conds.fail(model.ConditionCreated, model.ReasonError, err.Error())
 		return r.publishAndRetry(ctx, o, st, conds, err)

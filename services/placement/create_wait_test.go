@@ -1,0 +1,66 @@
+package placement
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/model"
+)
+
+// A create whose wait fails (its time is up while vCenter still clones, as when vCenter is
+// out of reach for a moment) leaves the create recorded as running, not failed: the next
+// reconcile waits for its VM instead of cloning again, and the one clone makes the one VM.
+func TestCreateWhoseWaitFailedIsAwaited(t *testing.T) {
+	h := newHarness(t)
+	image := h.seedClassWithImage(inventory.PhotonTemplate)
+	r := h.newTestReconciler()
+	r.timeout = 300 * time.Millisecond // the clone takes 1.5 s
+	v := newTestVM("wait-failed")
+	v.image = image
+	v.labels = map[string]any{model.LabelZone: "zone-a"}
+	h.putVM(v, false)
+
+	simulator.TaskDelay = simulator.DelayConfig{MethodDelay: map[string]int{"CloneVm": 1500, "LockHandoff": 0}}
+	t.Cleanup(func() { simulator.TaskDelay = simulator.DelayConfig{} })
+	var clones atomic.Int32
+	seeded.sim.Intercept(func(_ *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+		if req, ok := m.Body.(*types.CloneVM_Task); ok && req.Name == v.ref.Name {
+			clones.Add(1)
+		}
+		return nil, nil
+	})
+	t.Cleanup(func() { seeded.sim.Intercept(nil) })
+
+	if _, err := r.reconcile(h.ctx, h.object(v.ref)); err == nil {
+		t.Fatal("the reconcile whose clone outlasted its wait succeeded")
+	}
+	if clones.Load() != 1 {
+		t.Fatalf("%d clones issued by the first reconcile, want 1", clones.Load())
+	}
+	waits := 0
+	deadline := time.Now().Add(waitFor)
+	for {
+		res, err := r.reconcile(h.ctx, h.object(v.ref))
+		if err == nil {
+			if st := statusOf(t, res); !isTrue(st, model.ConditionCreated) {
+				t.Fatalf("Created %+v, want True", condition(st, model.ConditionCreated))
+			}
+			break
+		}
+		if !strings.Contains(err.Error(), "has not appeared yet") || time.Now().After(deadline) {
+			t.Fatalf("reconcile while the clone runs (after %d waits): %v", waits, err)
+		}
+		waits++
+		time.Sleep(pollEvery) // poll interval of a deadline-bounded wait
+	}
+	if n, c := len(h.vmsOf(v.uid)), clones.Load(); n != 1 || c != 1 {
+		t.Errorf("%d VMs from %d clones, want 1 from 1", n, c)
+	}
+}
