@@ -120,3 +120,29 @@ func TestDeleteAtOncePurgesStatus(t *testing.T) {
 		t.Error("the deleted quota's status slice is still in STATUS")
 	}
 }
+
+// A DELETE's preconditions are kept as kube-apiserver keeps them: an object of another UID
+// (a re-creation under the name) or another version than they name is 409 and stays; the
+// one they name is deleted.
+func TestDeletePreconditions(t *testing.T) {
+	g := startGateway(t, newStreams(t), t.TempDir())
+	created := createClass(t, g)
+	name := field(created, "metadata", "name").(string)
+	uid := field(created, "metadata", "uid").(string)
+	rv := field(created, "metadata", "resourceVersion").(string)
+	del := func(pre string) (int, []byte) {
+		return g.do("DELETE", classes+"/"+name, adminToken,
+			`{"kind":"DeleteOptions","apiVersion":"v1","preconditions":`+pre+`}`, "Content-Type", "application/json")
+	}
+	for _, pre := range []string{`{"uid":"another-incarnation"}`, `{"resourceVersion":"1.0"}`} {
+		if code, resp := del(pre); code != http.StatusConflict || !strings.Contains(string(resp), "Precondition failed") {
+			t.Errorf("DELETE with preconditions %s: %d %s, want 409 Precondition failed", pre, code, resp)
+		}
+	}
+	if code, resp := g.do("GET", classes+"/"+name, adminToken, nil); code != http.StatusOK {
+		t.Fatalf("the class after refused deletes: %d %s", code, resp)
+	}
+	if code, resp := del(`{"uid":"` + uid + `","resourceVersion":"` + rv + `"}`); code != http.StatusOK {
+		t.Errorf("DELETE with the object's own preconditions: %d %s, want 200", code, resp)
+	}
+}

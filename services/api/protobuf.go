@@ -89,13 +89,13 @@ func decodeProtobuf(t target, data []byte) (map[string]any, error) {
 	return out, nil
 }
 
-// protobufDeleteDryRun reads the dryRun of a protobuf DeleteOptions body.
-func protobufDeleteDryRun(data []byte) ([]string, error) {
+// protobufDeleteOptions reads a protobuf DeleteOptions body.
+func protobufDeleteOptions(data []byte) (metav1.DeleteOptions, error) {
 	var opts metav1.DeleteOptions
 	if _, _, err := protobufSerializer.Decode(data, nil, &opts); err != nil {
-		return nil, badRequest("the request body is not valid DeleteOptions: %v", err)
+		return opts, badRequest("the request body is not valid DeleteOptions: %v", err)
 	}
-	return opts.DryRun, nil
+	return opts, nil
 }
 
 // wantsProtobuf reports whether the request's Accept prefers protobuf: the media range with

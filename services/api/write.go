@@ -224,7 +224,7 @@ func (s *server) replaceOver(c echo.Context, t target, obj map[string]any, dry b
 
 func (s *server) delete(c echo.Context, t target) error {
 	ctx := c.Request().Context()
-	dry, err := deleteDryRun(c)
+	dry, pre, err := deleteOptions(c)
 	if err != nil {
 		return err
 	}
@@ -234,6 +234,9 @@ func (s *server) delete(c echo.Context, t target) error {
 	}
 	if !found {
 		return notFound(t.gr(), t.Name)
+	}
+	if err := checkPreconditions(t, pre, obj, rec.Seq); err != nil {
+		return err
 	}
 	m := metadata(obj)
 	if _, deleting := m["deletionTimestamp"]; deleting {
