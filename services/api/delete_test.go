@@ -146,3 +146,30 @@ func TestDeletePreconditions(t *testing.T) {
 		t.Errorf("DELETE with the object's own preconditions: %d %s, want 200", code, resp)
 	}
 }
+
+// An object being deleted gains no finalizer, as in Kubernetes: one added by a patch would
+// hold the deletion open for good (422, nothing stored); keeping or removing its own is fine.
+func TestDeletingObjectGainsNoFinalizer(t *testing.T) {
+	g := startGateway(t, newStreams(t), t.TempDir())
+	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create storage class: %d %s", code, body)
+	}
+	if code, body := g.do("POST", vms, adminToken, ownedVM, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create VM: %d %s", code, body)
+	}
+	if code, body := g.do("DELETE", vms+"/owned-vm", adminToken, nil); code != http.StatusOK {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	code, body := g.do("PATCH", vms+"/owned-vm", adminToken, `{"metadata":{"finalizers":["example.com/hold"]}}`, "Content-Type", "application/merge-patch+json")
+	if code != http.StatusUnprocessableEntity || !strings.Contains(string(body), "no new finalizers can be added if the object is being deleted") {
+		t.Errorf("adding a finalizer to the deleting VM: %d %s, want 422", code, body)
+	}
+	_, body = g.do("GET", vms+"/owned-vm", adminToken, nil)
+	if fs, _ := field(decode(t, body), "metadata", "finalizers").([]any); slices.Contains(fs, any("example.com/hold")) {
+		t.Errorf("finalizers after the refused patch: %v", fs)
+	}
+	code, body = g.do("PATCH", vms+"/owned-vm", adminToken, `{"metadata":{"labels":{"still":"editable"}}}`, "Content-Type", "application/merge-patch+json")
+	if code != http.StatusOK {
+		t.Errorf("a label on the deleting VM: %d %s, want 200", code, body)
+	}
+}

@@ -163,7 +163,35 @@ func metadataErrors(r *Request) field.ErrorList {
 	if r.Kind.Kind == "Namespace" {
 		nameFn = apimachineryvalidation.ValidateNamespaceName
 	}
-	return apimachineryvalidation.ValidateObjectMeta(&meta, r.Kind.Namespaced, nameFn, field.NewPath("metadata"))
+	errs := apimachineryvalidation.ValidateObjectMeta(&meta, r.Kind.Namespaced, nameFn, field.NewPath("metadata"))
+	return append(errs, finalizersOfDeleting(r.Old, meta.Finalizers)...)
+}
+
+// finalizersOfDeleting refuses, as Kubernetes' metadata update rules do, finalizers an
+// update adds to an object being deleted (old): they would hold its deletion open for good.
+func finalizersOfDeleting(old map[string]any, finalizers []string) field.ErrorList {
+	if metaString(old, "deletionTimestamp") == "" {
+		return nil
+	}
+	had := map[string]bool{}
+	if list, ok := meta(old)["finalizers"].([]any); ok {
+		for _, f := range list {
+			if s, ok := f.(string); ok {
+				had[s] = true
+			}
+		}
+	}
+	var added []string
+	for _, f := range finalizers {
+		if !had[f] {
+			added = append(added, f)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("metadata", "finalizers"),
+		fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %q", added))}
 }
 
 // meta is an object's metadata, nil when it has none.
