@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -152,5 +154,55 @@ func TestDottedNamesAreStored(t *testing.T) {
 	code, resp := g.do("GET", classes+"/best-effort.small.v2", adminToken, nil)
 	if code != http.StatusOK || field(decode(t, resp), "metadata", "name") != "best-effort.small.v2" {
 		t.Errorf("get dotted name: %d %s", code, resp)
+	}
+}
+
+// Creates of one name at once: one is 201 and every other is 409 AlreadyExists (the reason
+// create-if-absent clients look for), whether it saw the object or lost the race to store
+// it; a few server-side applies of one new object at once all succeed, the ones that lost
+// the create as updates (kube-apiserver, too, gives up on a patch after 5 conflicts).
+func TestCreatesAtOnceOfOneName(t *testing.T) {
+	g := startGateway(t, newStreams(t), t.TempDir())
+	const writers = 16
+	for round := range 3 {
+		name := fmt.Sprintf("raced-%d", round)
+		class := strings.Replace(seedClass, "name: my-vm-class", "name: "+name, 1)
+		var wg sync.WaitGroup
+		codes := make([]int, writers)
+		bodies := make([][]byte, writers)
+		for i := range writers {
+			wg.Go(func() {
+				codes[i], bodies[i] = g.do("POST", classes, adminToken, class, "Content-Type", "application/yaml")
+			})
+		}
+		wg.Wait()
+		created := 0
+		for i, code := range codes {
+			switch {
+			case code == http.StatusCreated:
+				created++
+			case code != http.StatusConflict || !strings.Contains(string(bodies[i]), `"reason":"AlreadyExists"`):
+				t.Errorf("create %s: %d %s, want 201 or 409 AlreadyExists", name, code, bodies[i])
+			}
+		}
+		if created != 1 {
+			t.Errorf("%d creates of %s succeeded, want 1", created, name)
+		}
+
+		applied := fmt.Sprintf("applied-%d", round)
+		config := strings.Replace(seedClass, "name: my-vm-class", "name: "+applied, 1)
+		const appliers = 4
+		for i := range appliers {
+			wg.Go(func() {
+				codes[i], bodies[i] = g.do("PATCH", classes+"/"+applied+"?fieldManager=m"+strconv.Itoa(i)+"&force=true", adminToken, config,
+					"Content-Type", "application/apply-patch+yaml")
+			})
+		}
+		wg.Wait()
+		for i, code := range codes[:appliers] {
+			if code != http.StatusOK && code != http.StatusCreated {
+				t.Errorf("apply %s: %d %s, want it applied", applied, code, bodies[i])
+			}
+		}
 	}
 }

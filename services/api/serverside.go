@@ -58,7 +58,11 @@ func (s *server) serverSideApply(c echo.Context, t target) error {
 			return unprocessable("the apply configuration does not apply: " + err.Error())
 		}
 		if !found {
-			return s.createAs(c, t, merged)
+			err := s.createAs(c, t, merged)
+			if !apierrors.IsAlreadyExists(err) || attempt == staleAttempts {
+				return err
+			}
+			continue // created meanwhile by another writer: apply to it
 		}
 		if rv := metaString(config, "resourceVersion"); rv != "" {
 			metadata(merged)["resourceVersion"] = rv // the client's precondition

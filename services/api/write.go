@@ -85,7 +85,15 @@ func (s *server) createObject(ctx context.Context, t target, r *admission.Reques
 	if r.DryRun {
 		return 0, nil
 	}
-	return s.specs.append(ctx, t, events.OpPut, obj, rec.Seq)
+	seq, err := s.specs.append(ctx, t, events.OpPut, obj, rec.Seq)
+	if apierrors.IsConflict(err) {
+		// Lost to another create of the name (through another gateway, or at once through
+		// this one): that is AlreadyExists, which create-if-absent clients look for.
+		if _, _, found, lerr := s.specs.live(ctx, t); lerr == nil && found {
+			return 0, apierrors.NewAlreadyExists(t.gr(), t.Name)
+		}
+	}
+	return seq, err
 }
 
 // identify checks the body's type and name against the URL and fills in what the URL
