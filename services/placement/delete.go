@@ -57,6 +57,11 @@ func (r *reconciler) remove(ctx context.Context, id vmIdentity, vm *model.Virtua
 		return result(true) // never created, or already destroyed
 	}
 	if _, skip := vm.Annotations[model.AnnotationSkipDeletePlatform]; skip {
+		// Left in vCenter, but out of vmop's cluster rules first: nothing of vmop's leaves
+		// them later, and they would keep it (and the rules its peers leave behind).
+		if err := r.leaveZoneRules(ctx, t, v, prev.Zone); err != nil {
+			return reconcile.Result{}, fmt.Errorf("take VM %s of %s/%s out of its cluster rules: %w", v.ref.Value, id.namespace, id.name, err)
+		}
 		if err := r.unmanage(ctx, id, v); err != nil {
 			return reconcile.Result{}, err
 		}
