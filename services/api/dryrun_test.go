@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/vmop/vmop/pkg/events"
 	"net/http"
 	"strings"
 	"testing"
@@ -175,4 +176,33 @@ func message(t *testing.T, body []byte) string {
 	t.Helper()
 	msg, _ := decode(t, body)["message"].(string)
 	return msg
+}
+
+// A service's dry-run status write runs its checks and publishes nothing: STATUS ends where
+// it was, and the image's status is still the one written before.
+func TestDryRunStatusPublishesNothing(t *testing.T) {
+	js := newStreams(t)
+	g := startGateway(t, js, t.TempDir())
+	imageInventory(t, g)
+	head := func() uint64 {
+		h, err := events.Head(t.Context(), js, events.StreamStatus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	before := head()
+	changed := strings.Replace(photonImage, "metadata:\n", "metadata:\n  namespace: my-namespace\n", 1)
+	changed = strings.Replace(changed, "name: photon-5", "name: renamed-by-a-dry-run", 1)
+	if code, body := g.do("PUT", images+"/vmi-0a0044d7c690bcbea/status?dryRun=All", serviceToken, changed,
+		"Content-Type", "application/yaml"); code != http.StatusOK {
+		t.Fatalf("dry-run status write: %d %s", code, body)
+	}
+	if after := head(); after != before {
+		t.Errorf("STATUS went from %d to %d on a dry-run status write", before, after)
+	}
+	if code, body := g.do("PUT", images+"/vmi-0a0044d7c690bcbea/status?dryRun=Yes", serviceToken, changed,
+		"Content-Type", "application/yaml"); code != http.StatusBadRequest {
+		t.Errorf("status write with dryRun=Yes: %d %s, want 400", code, body)
+	}
 }

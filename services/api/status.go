@@ -22,6 +22,10 @@ func (s *server) writeStatus(c echo.Context, t target, obj map[string]any) error
 	if !ok {
 		return apierrors.NewForbidden(t.gr(), t.Name, fmt.Errorf("only vmop services write status"))
 	}
+	dry, err := dryRun(c)
+	if err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	_, cur, found, err := s.specs.live(ctx, t)
 	if err != nil {
@@ -38,6 +42,9 @@ func (s *server) writeStatus(c echo.Context, t target, obj map[string]any) error
 	cur["status"] = obj["status"] // the object's events carry its spec and status together
 	if err := s.checkSize(cur, 0); err != nil {
 		return err
+	}
+	if dry {
+		return writeHubObject(c, t, http.StatusOK, cur) // every check made, nothing published
 	}
 	seq, err := events.PublishStatus(ctx, s.specs.js, t.ref(), events.Slice{
 		Service: service, UID: metaString(cur, "uid"), Generation: generation(cur), Status: status,
