@@ -2,17 +2,13 @@ package events_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/vmop/vmop/pkg/events"
-	"github.com/vmop/vmop/pkg/events/eventstest"
 )
 
 // In a cluster a direct get may be answered by a follower that has not applied the newest
@@ -22,51 +18,34 @@ import (
 // fenced publish of X, whose reconcile read X before another replica published Y, fails
 // with ErrConflict instead of passing for stored.
 func TestPublishDoesNotTrustALaggingFollower(t *testing.T) {
-	cluster := eventstest.StartCluster(t, 3)
-	admin, nc := cluster.Connect(t)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if err := events.Setup(ctx, admin, events.WithReplicas(3)); err != nil {
-		t.Fatal(err)
-	}
+	r := startReplicated(t)
+	ctx := t.Context()
 	ref := events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: "vm"}
 	slice := func(state string) events.Slice {
 		return events.Slice{Service: "power", UID: "u", Generation: 1, Status: json.RawMessage(`{"powerState":"` + state + `"}`)}
 	}
 	x, y := slice("PoweredOff"), slice("PoweredOn")
-	publish := func(ctx context.Context, via *events.Ref, s events.Slice) uint64 {
+	publish := func(s events.Slice) uint64 {
 		t.Helper()
-		seq, err := events.PublishStatus(ctx, admin, *via, s)
+		seq, err := events.PublishStatus(ctx, r.admin, ref, s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return seq
 	}
-	// What a follower that applied X but not what came after answers: X's message, as a
-	// direct get answered it before anything replaced it (one slice per subject is kept).
-	xSeq := publish(ctx, &ref, x)
-	lagging, err := nc.Request("$JS.API.DIRECT.GET."+events.StreamStatus, fmt.Appendf(nil, `{"seq":%d}`, xSeq), 5*time.Second)
-	if err != nil || lagging.Header.Get("Nats-Sequence") == "" {
-		t.Fatalf("direct get of X: %v %v", err, lagging.Header)
-	}
-	lastBySubject := "$JS.API.DIRECT.GET." + events.StreamStatus + "." + events.StatusSubject(ref, "power")
-	js := eventstest.Lossy(t, cluster.Nodes[0], 5*time.Second, func(subject string, m *nats.Msg, _ *string) bool {
-		if subject != lastBySubject {
-			return false
-		}
-		_ = nc.PublishMsg(&nats.Msg{Subject: m.Reply, Header: lagging.Header, Data: lagging.Data})
-		return true
-	})
 	stored := func() events.StatusRecord {
 		t.Helper()
-		rec, err := events.LastStatusFromLeader(ctx, admin, ref, "power")
+		rec, err := events.LastStatusFromLeader(ctx, r.admin, ref, "power")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return rec
 	}
+	// What a follower that applied X but not what came after answers: X's message, as a
+	// direct get answered it before anything replaced it (one slice per subject is kept).
+	js := r.lagging(t, nil, map[string]*nats.Msg{events.StatusSubject(ref, "power"): r.statusAt(t, publish(x))})
 
-	ySeq := publish(ctx, &ref, y)
+	ySeq := publish(y)
 	if _, err := events.PublishStatus(ctx, js, ref, x); err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +54,8 @@ func TestPublishDoesNotTrustALaggingFollower(t *testing.T) {
 	}
 
 	read := stored().Seq // the reconcile reads X; another replica then publishes Y
-	publish(ctx, &ref, y)
-	_, err = events.PublishStatus(events.FenceStatus(ctx, ref, "power", read), js, ref, x)
+	publish(y)
+	_, err := events.PublishStatus(events.FenceStatus(ctx, ref, "power", read), js, ref, x)
 	if !errors.Is(err, events.ErrConflict) {
 		t.Errorf("fenced publish of X after Y came: %v, want %v", err, events.ErrConflict)
 	}
@@ -89,33 +68,16 @@ func TestPublishDoesNotTrustALaggingFollower(t *testing.T) {
 // slice is not there yet) for the slice being gone: the leader says what to delete, and
 // nothing is left behind for good.
 func TestPurgeDoesNotTrustALaggingFollower(t *testing.T) {
-	cluster := eventstest.StartCluster(t, 3)
-	admin, nc := cluster.Connect(t)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if err := events.Setup(ctx, admin, events.WithReplicas(3)); err != nil {
-		t.Fatal(err)
-	}
+	r := startReplicated(t)
 	ref := events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: "gone"}
-	if _, err := events.PublishStatus(ctx, admin, ref, events.Slice{Service: "power", UID: "u", Generation: 1}); err != nil {
+	if _, err := events.PublishStatus(t.Context(), r.admin, ref, events.Slice{Service: "power", UID: "u", Generation: 1}); err != nil {
 		t.Fatal(err)
 	}
-	missing, err := nc.Request("$JS.API.DIRECT.GET."+events.StreamStatus, []byte(`{"seq":1099511627776}`), 5*time.Second)
-	if err != nil {
+	js := r.lagging(t, nil, map[string]*nats.Msg{events.StatusSubject(ref, "power"): r.missing(t)})
+	if err := events.PurgeStatus(t.Context(), js, ref); err != nil {
 		t.Fatal(err)
 	}
-	lastBySubject := "$JS.API.DIRECT.GET." + events.StreamStatus + "." + events.StatusSubject(ref, "power")
-	js := eventstest.Lossy(t, cluster.Nodes[0], 5*time.Second, func(subject string, m *nats.Msg, _ *string) bool {
-		if subject != lastBySubject {
-			return false
-		}
-		_ = nc.PublishMsg(&nats.Msg{Subject: m.Reply, Header: missing.Header, Data: missing.Data})
-		return true
-	})
-	if err := events.PurgeStatus(ctx, js, ref); err != nil {
-		t.Fatal(err)
-	}
-	if rec, err := events.LastStatusFromLeader(ctx, admin, ref, "power"); !errors.Is(err, events.ErrNotFound) {
+	if rec, err := events.LastStatusFromLeader(t.Context(), r.admin, ref, "power"); !errors.Is(err, events.ErrNotFound) {
 		t.Errorf("after the purge the leader holds %+v (%v), want no slice", rec.Slice, err)
 	}
 }
