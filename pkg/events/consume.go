@@ -63,8 +63,9 @@ func (c ConsumerConfig) withDefaults() ConsumerConfig {
 // Consume creates or updates the durable pull consumer cfg describes
 // (explicit acks, delivering the stream from its start) and hands its
 // messages to h until ctx is done; then it waits for running handlers and
-// returns nil. It returns an error when the consumer cannot be set up or
-// stops on its own (deleted, connection closed).
+// returns nil, also when ctx ended while the consumer was set up. It returns
+// an error when the consumer cannot be set up or stops on its own (deleted,
+// connection closed).
 //
 // Messages with the same key(subject) are handled one at a time in arrival
 // order, messages with different keys in parallel. A nil key means
@@ -89,6 +90,9 @@ func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, ke
 		})
 		return err
 	})
+	if ctx.Err() != nil {
+		return nil // stopped while it set the consumer up: nothing was handed out
+	}
 	if err != nil {
 		return fmt.Errorf("consume %s as %s: %w", cfg.Stream, cfg.Durable, err)
 	}

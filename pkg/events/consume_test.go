@@ -488,3 +488,21 @@ func TestConsumeAsksAgainWhenCreationIsUnanswered(t *testing.T) {
 		t.Fatal("no message handled after one unanswered creation")
 	}
 }
+
+// A consumer stopped before it was set up (its service stopped as it started) is stopped,
+// not failed: Consume returns nil and hands nothing out.
+func TestConsumeStoppedWhileSettingUpReturnsNil(t *testing.T) {
+	t.Parallel()
+	js, _ := eventstest.JetStream(t)
+	appendSpec(t, js, vm("vm-1"), 0, `{}`)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	handed := false
+	err := events.Consume(ctx, js, specConsumer(), nil, func(context.Context, jetstream.Msg) error {
+		handed = true
+		return nil
+	})
+	if err != nil || handed {
+		t.Errorf("Consume stopped before it began: %v, handed a message %v; want nil and none", err, handed)
+	}
+}

@@ -138,6 +138,9 @@ func Run(ctx context.Context, js jetstream.JetStream, cfg Config, f Func) error 
 // run is Run with cfg.Concern applied by f already, recording idle objects in idle.
 func run(ctx context.Context, js jetstream.JetStream, cfg Config, f Func, idle *sync.Map) error {
 	if err := events.Setup(ctx, js); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
 		return fmt.Errorf("set up streams: %w", err)
 	}
 	if cfg.Logger == nil {

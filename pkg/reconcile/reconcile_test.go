@@ -127,3 +127,26 @@ func TestReleasedObjectIsNotReconciledAgain(t *testing.T) {
 		t.Errorf("%d reconciles after the release and an edit, want still 3", n)
 	}
 }
+
+// A loop stopped as it starts (its service stopped at once) is stopped, not failed: Run
+// returns nil, whether the stop came before it set the streams up or while it set its
+// consumers up.
+func TestRunStoppedAsItStartsReturnsNil(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	cfg := reconcile.Config{Service: "placement", Plural: "virtualmachines", Inputs: []string{"power"}, Related: []string{"storageclasses"}}
+	f := func(context.Context, reconcile.Object) (reconcile.Result, error) { return reconcile.Result{}, nil }
+	stopped, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := reconcile.Run(stopped, js, cfg, f); err != nil {
+		t.Errorf("Run stopped before it began: %v, want nil", err)
+	}
+	for range 20 { // the stop lands somewhere in the setting up
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- reconcile.Run(ctx, js, cfg, f) }()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run stopped as it started: %v, want nil", err)
+		}
+	}
+}
