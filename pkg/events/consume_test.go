@@ -207,10 +207,20 @@ func TestConsumeSharedQueueSerialisesAcrossStreams(t *testing.T) {
 	if _, err := events.PublishStatus(testContext(t), js, vmA, slice("power", "uid-a", 1, `{}`)); err != nil {
 		t.Fatal(err)
 	}
+	defer close(releaseSpec) // even when the test fails: a held handler holds its Consume's stop
 	eventually(t, "the status message is delivered", func() bool {
-		return consumerInfo(t, js, events.StreamStatus).NumAckPending == 1
+		// The status consumer may still be being created as the spec handler starts.
+		c, err := js.Consumer(testContext(t), events.StreamStatus, testDurable)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return false
+		}
+		if err != nil {
+			t.Fatalf("consumer %s: %v", events.StreamStatus, err)
+		}
+		info, err := c.Info(testContext(t))
+		return err == nil && info.NumAckPending == 1
 	})
-	close(releaseSpec)
+	releaseSpec <- struct{}{}
 	receive(t, "the status handler to run", statusRan)
 }
 
