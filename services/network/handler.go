@@ -42,10 +42,21 @@ const waitingForVM = "waiting for the VM to be created"
 func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.Result, error) {
 	prev := o.Slices[model.ServiceNetwork]
 	if o.Deleting() {
-		// Placement destroys the VM; the addresses go back to their pools now.
 		h.guests.forget(o.Ref)
-		if err := h.ipam.release(ctx, o.Meta.UID); err != nil {
-			return reconcile.Result{}, err
+		if !o.Slices[model.ServicePlacement].Released {
+			// Placement has not let the VM go yet (a delete check waits, a destroy is
+			// retried): it may still run with its addresses. Placement's release wakes us.
+			if len(prev.Status) == 0 {
+				return reconcile.Result{}, nil
+			}
+			return reconcile.Result{Status: prev.Status}, nil
+		}
+		// Destroyed, its addresses go back to their pools; a VM left in vCenter
+		// (skip-delete-platform) still runs with them, and keeps them.
+		if _, left := o.Meta.Annotations[model.AnnotationSkipDeletePlatform]; !left {
+			if err := h.ipam.release(ctx, o.Meta.UID); err != nil {
+				return reconcile.Result{}, err
+			}
 		}
 		return reconcile.ReleasedKeeping(prev), nil
 	}

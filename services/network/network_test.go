@@ -376,10 +376,57 @@ func TestDisabledNetworkingAndRelease(t *testing.T) {
 	if e, err := kv.Get(t.Context(), addr); err != nil || string(e.Value()) != holder(on.UID, "eth0") {
 		t.Fatalf("claim of %s: %v, want held by %s", addr, err, holder(on.UID, "eth0"))
 	}
+	// Deleted, but placement has not let the VM go yet (it may still run): the address stays.
 	on.Put(t, js, true)
+	on.WaitStatus(t, js, model.ServiceNetwork, "the deletion seen, the VM not released by placement", func(s events.Slice, _ model.VirtualMachineStatus) bool {
+		return s.Generation == on.Generation() && !s.Released
+	})
+	if e, err := kv.Get(t.Context(), addr); err != nil || string(e.Value()) != holder(on.UID, "eth0") {
+		t.Errorf("claim of %s while placement still has the VM: %v, want it kept", addr, err)
+	}
+	placementReleases(t, js, on)
 	on.WaitStatus(t, js, model.ServiceNetwork, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
 	if _, err := kv.Get(t.Context(), addr); err == nil {
 		t.Errorf("address %s still claimed after the VM was released", addr)
+	}
+}
+
+// A VM deleted with skip-delete-platform stays in vCenter, running with its addresses:
+// they stay claimed when network releases the object.
+func TestVMLeftInVCenterKeepsItsAddresses(t *testing.T) {
+	js := startService(t)
+	left := deploytest.NewVM("my-namespace", "left-running", model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName,
+		Network:   &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{iface("eth0", "VM Network")}},
+	})
+	left.Put(t, js, false)
+	left.Deploy(t, vc, js, inventory.PhotonImage)
+	_, st := left.WaitStatus(t, js, model.ServiceNetwork, "NetworkReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, _ := deploytest.Condition(st, model.ConditionNetworkReady)
+		return s == "True"
+	})
+	addr := strings.Split(st.Network.Config.Interfaces[0].IP.Addresses[0], "/")[0]
+	left.Annotations = map[string]string{model.AnnotationSkipDeletePlatform: ""}
+	left.Put(t, js, true)
+	placementReleases(t, js, left)
+	left.WaitStatus(t, js, model.ServiceNetwork, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
+	kv, err := events.IPAM(t.Context(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := kv.Get(t.Context(), addr); err != nil || string(e.Value()) != holder(left.UID, "eth0") {
+		t.Errorf("claim of %s after the object went, its VM left running: %v, want it kept", addr, err)
+	}
+}
+
+// placementReleases publishes placement's release of the deleted VM, as placement does once
+// it destroyed the VM (or left it in vCenter).
+func placementReleases(t *testing.T, js jetstream.JetStream, v *deploytest.VM) {
+	t.Helper()
+	if _, err := events.PublishStatus(t.Context(), js, v.Ref, events.Slice{
+		Service: model.ServicePlacement, UID: v.UID, Generation: v.Generation(), Released: true,
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 
