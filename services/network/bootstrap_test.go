@@ -327,3 +327,25 @@ func TestImplicitLinuxPrep(t *testing.T) {
 		t.Errorf("guest host name %q", g.Guest.HostName)
 	}
 }
+
+// A LinuxPrep change while vCenter still holds the first customization for the first
+// power-on (it takes no second one) waits for that power-on and says so: it is not
+// recorded as delivered, which would make it never be.
+func TestChangedCustomizationWaitsBehindThePendingOne(t *testing.T) {
+	js := startService(t)
+	v := linuxPrepVM("linuxprep-changed")
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	v.WaitStatus(t, js, model.ServiceNetwork, "BootstrapReady True", bootstrapReady)
+	first := extraConfigOf(guestView(t, vm))[keyCustomization]
+
+	v.Spec.Network.HostName = "lp-renamed"
+	v.Put(t, js, false)
+	_, st := v.WaitStatus(t, js, model.ServiceNetwork, "the change waiting behind the pending customization", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		c := findCondition(st, model.ConditionBootstrapReady)
+		return c.Status == "False" && strings.Contains(c.Message, "an earlier guest customization is pending")
+	})
+	if got := extraConfigOf(guestView(t, vm))[keyCustomization]; got != first {
+		t.Errorf("recorded customization %q after the change, want the pending one's %q (%+v)", got, first, findCondition(st, model.ConditionBootstrapReady))
+	}
+}

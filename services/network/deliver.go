@@ -22,6 +22,19 @@ type customization struct {
 	hash string
 	// due: vCenter has not accepted this customization for the next power-on yet.
 	due bool
+	// after says why a due customization waits for the next power-on: vCenter holds an
+	// earlier one for it, and takes no second one.
+	after string
+}
+
+// behindPending makes a due customization wait when vCenter holds another one for the
+// next power-on (handed over before the change, as keyCustomizing tells: a crash after
+// this one's task leaves this one's hash there). Recorded as delivered, it would never be.
+func (c *customization) behindPending(mvm mo.VirtualMachine) {
+	if c.due && pendingCustomization(mvm) && extraConfigOf(mvm)[keyCustomizing] != c.hash {
+		c.due = false
+		c.after = "an earlier guest customization is pending until the next power-on: the changed one is handed over after it"
+	}
 }
 
 // planCustomization builds the customization of a prep bootstrap (LinuxPrep, Sysprep or
@@ -89,7 +102,7 @@ func customizeAtNextPowerOn(vm *model.VirtualMachine) *bool {
 // customizeAtNextPowerOn true back false. It returns the VM as read after and what the
 // delivery waits for; a refusal by vCenter becomes the plan's reason.
 func (h *handler) handOver(ctx context.Context, o reconcile.Object, vm *model.VirtualMachine, vcVM *object.VirtualMachine, mvm mo.VirtualMachine, cust customization, boot *bootstrapPlan) (mo.VirtualMachine, string, error) {
-	var wait string
+	wait := cust.after
 	if cust.due && !boot.failed() {
 		var err error
 		wait, err = deliver(ctx, vcVM, mvm, cust)

@@ -125,6 +125,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		if cust, err = planCustomization(mvm, &vm, &boot, plans, after, h.dns, sec); err != nil {
 			return reconcile.Result{}, err
 		}
+		cust.behindPending(mvm)
 		if cust.due && extraConfigOf(mvm)[keyCustomizing] != cust.hash {
 			spec.ExtraConfig = append(spec.ExtraConfig, &types.OptionValue{Key: keyCustomizing, Value: cust.hash})
 			if boot.cloudInitPrep && !guestInfoTransport(mvm.Config.VAppConfig) {
