@@ -44,23 +44,51 @@ func expandVApp(values map[string]string, vm *model.VirtualMachine, plans []ifac
 		net.Devices = append(net.Devices, d)
 	}
 	data := map[string]any{"V1alpha5": map[string]any{"Net": net}}
+	secret := fromSecrets(vm)
 	out := make(map[string]string, len(values))
 	for k, v := range values {
 		if !strings.Contains(v, "{{") {
 			out[k] = v
 			continue
 		}
-		t, err := template.New(k).Funcs(templateFuncs(net)).Option("missingkey=error").Parse(v)
-		if err != nil {
-			return nil, fmt.Errorf("vApp property %q: %w", k, err)
-		}
 		var b bytes.Buffer
-		if err := t.Execute(&b, data); err != nil {
+		t, err := template.New(k).Funcs(templateFuncs(net)).Option("missingkey=error").Parse(v)
+		if err == nil {
+			err = t.Execute(&b, data)
+		}
+		switch {
+		case err != nil && secret(k):
+			// The template's error quotes the value, which a condition must not show.
+			return nil, fmt.Errorf("vApp property %q: the value from its Secret is not a template that renders", k)
+		case err != nil:
 			return nil, fmt.Errorf("vApp property %q: %w", k, err)
 		}
 		out[k] = b.String()
 	}
 	return out, nil
+}
+
+// fromSecrets tells the vApp properties whose values come from a Secret: every one of a
+// rawProperties Secret, or those a property takes from one.
+func fromSecrets(vm *model.VirtualMachine) func(key string) bool {
+	var va *model.VirtualMachineBootstrapVAppConfigSpec
+	if b := vm.Spec.Bootstrap; b != nil {
+		va = b.VAppConfig
+	}
+	return func(key string) bool {
+		if va == nil {
+			return false
+		}
+		if va.RawProperties != "" {
+			return true
+		}
+		for _, p := range va.Properties {
+			if p.Key == key {
+				return p.Value != nil && p.Value.From != nil
+			}
+		}
+		return false
+	}
 }
 
 func templateFuncs(net templateNet) template.FuncMap {

@@ -1,6 +1,7 @@
 package network
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,5 +36,27 @@ func TestExpandVApp(t *testing.T) {
 	}
 	if _, err := expandVApp(map[string]string{"bad": "{{ .V1alpha5.Nope }}"}, vm, plans, cards, dnsDefaults{}); err == nil {
 		t.Error("a template over an unknown field rendered")
+	}
+}
+
+// A value from a Secret that is not a template that renders is refused without quoting
+// it: the template's error would put part of the secret into the condition and its event.
+func TestExpandVAppKeepsSecretValuesOutOfErrors(t *testing.T) {
+	secret := "S3cr{{et}}Pw"
+	for _, va := range []*model.VirtualMachineBootstrapVAppConfigSpec{
+		{RawProperties: "vapp-secret"},
+		{Properties: []model.KeyValueOrSecretKeySelectorPair{{Key: "password", Value: &model.ValueOrSecretKeySelector{
+			From: &model.SecretKeySelector{Name: "vapp-secret", Key: "password"}}}}},
+	} {
+		vm := &model.VirtualMachine{}
+		vm.Spec.Bootstrap = &model.VirtualMachineBootstrapSpec{VAppConfig: va}
+		_, err := expandVApp(map[string]string{"password": secret}, vm, nil, nil, dnsDefaults{})
+		if err == nil || strings.Contains(err.Error(), `"et"`) {
+			t.Errorf("expanding a Secret's value %q: %v; want an error that does not quote it", secret, err)
+		}
+	}
+	inline := &model.VirtualMachine{}
+	if _, err := expandVApp(map[string]string{"note": "{{et}}"}, inline, nil, nil, dnsDefaults{}); err == nil || !strings.Contains(err.Error(), `function "et" not defined`) {
+		t.Errorf("expanding an inline value: %v; want the template's own error", err)
 	}
 }
