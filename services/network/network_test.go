@@ -358,17 +358,7 @@ func TestDisabledNetworkingAndRelease(t *testing.T) {
 		t.Errorf("%d adapters with networking disabled, want 0", len(cards))
 	}
 
-	on := deploytest.NewVM("my-namespace", "with-network", model.VirtualMachineSpec{
-		ClassName: inventory.SeedClassName,
-		Network:   &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{iface("eth0", "VM Network")}},
-	})
-	on.Put(t, js, false)
-	on.Deploy(t, vc, js, inventory.PhotonImage)
-	_, st := on.WaitStatus(t, js, model.ServiceNetwork, "NetworkReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		s, _ := deploytest.Condition(st, model.ConditionNetworkReady)
-		return s == "True"
-	})
-	addr := strings.Split(st.Network.Config.Interfaces[0].IP.Addresses[0], "/")[0]
+	on, addr := addressedVM(t, js, "with-network")
 	kv, err := events.IPAM(t.Context(), js)
 	if err != nil {
 		t.Fatal(err)
@@ -395,17 +385,7 @@ func TestDisabledNetworkingAndRelease(t *testing.T) {
 // they stay claimed when network releases the object.
 func TestVMLeftInVCenterKeepsItsAddresses(t *testing.T) {
 	js := startService(t)
-	left := deploytest.NewVM("my-namespace", "left-running", model.VirtualMachineSpec{
-		ClassName: inventory.SeedClassName,
-		Network:   &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{iface("eth0", "VM Network")}},
-	})
-	left.Put(t, js, false)
-	left.Deploy(t, vc, js, inventory.PhotonImage)
-	_, st := left.WaitStatus(t, js, model.ServiceNetwork, "NetworkReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		s, _ := deploytest.Condition(st, model.ConditionNetworkReady)
-		return s == "True"
-	})
-	addr := strings.Split(st.Network.Config.Interfaces[0].IP.Addresses[0], "/")[0]
+	left, addr := addressedVM(t, js, "left-running")
 	left.Annotations = map[string]string{model.AnnotationSkipDeletePlatform: ""}
 	left.Put(t, js, true)
 	placementReleases(t, js, left)
@@ -417,6 +397,23 @@ func TestVMLeftInVCenterKeepsItsAddresses(t *testing.T) {
 	if e, err := kv.Get(t.Context(), addr); err != nil || string(e.Value()) != holder(left.UID, "eth0") {
 		t.Errorf("claim of %s after the object went, its VM left running: %v, want it kept", addr, err)
 	}
+}
+
+// addressedVM deploys a VM with one interface on the pooled VM Network and returns it once
+// network reports it ready, with the address it was given.
+func addressedVM(t *testing.T, js jetstream.JetStream, name string) (*deploytest.VM, string) {
+	t.Helper()
+	v := deploytest.NewVM("my-namespace", name, model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName,
+		Network:   &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{iface("eth0", "VM Network")}},
+	})
+	v.Put(t, js, false)
+	v.Deploy(t, vc, js, inventory.PhotonImage)
+	_, st := v.WaitStatus(t, js, model.ServiceNetwork, "NetworkReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, _ := deploytest.Condition(st, model.ConditionNetworkReady)
+		return s == "True"
+	})
+	return v, strings.Split(st.Network.Config.Interfaces[0].IP.Addresses[0], "/")[0]
 }
 
 // placementReleases publishes placement's release of the deleted VM, as placement does once
