@@ -50,7 +50,7 @@ func pausedMessage(by string) string {
 // reconcile (the annotation's removal is a spec change) acts on the latest spec.
 func paused(cfg Config, o Object, by string) (Result, error) {
 	if !cfg.ReportsPause {
-		return Result{keep: true, answered: true}, nil
+		return Result{Keep: true, answered: true}, nil
 	}
 	prev := o.Slices[cfg.Service]
 	status, err := withPausedCondition(prev, o.Meta.Generation, pausedMessage(by))

@@ -71,10 +71,12 @@ type Result struct {
 	// placement has not created in vCenter), so whatever would change its answer comes
 	// as a message: the resync passes the object over until a reconcile says otherwise.
 	Idle bool
+	// Keep publishes nothing: the service's previous slice stands, about the generation it
+	// names (the service waits for another one's slice, which wakes it; a paused object).
+	Keep bool
 
 	answered   bool   // the Func was not called (a concern's or a pause's answer)
 	published  bool   // Trigger.locked published it already, under the object's lock
-	keep       bool   // publish nothing: the previous slice stands (a paused object)
 	generation int64  // the generation the slice is about, when not the object's (paused)
 	digest     string // what the service read (Config.Concern)
 }
@@ -373,7 +375,7 @@ func (l *loop) reconcileObject(ctx context.Context, ref events.Ref, byMessage bo
 		}
 		ctx = events.FenceStatus(ctx, ref, l.cfg.Service, o.sliceSeq)
 		res, err := call(ctx, l.cfg, l.f, o)
-		if err == nil && !res.published && !res.keep {
+		if err == nil && !res.published && !res.Keep {
 			err = publish(ctx, l.js, l.cfg, o, res)
 		}
 		if !res.answered {

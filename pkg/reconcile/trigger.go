@@ -97,7 +97,7 @@ func (t *Trigger) locked() Func {
 			case !found || fresh.Meta.UID != o.Meta.UID || fresh.Meta.Generation != o.Meta.Generation:
 				return Result{}, fmt.Errorf("%s: %w", o.Ref, ErrSuperseded)
 			case fresh.released(t.cfg.Service):
-				return Result{keep: true}, nil // the requested reconcile finished the deletion
+				return Result{Keep: true}, nil // the requested reconcile finished the deletion
 			}
 			fresh.byMessage = o.byMessage
 			o = fresh
@@ -112,7 +112,7 @@ func (t *Trigger) locked() Func {
 		} else {
 			res, err = t.f(ctx, o)
 		}
-		if err != nil || res.keep {
+		if err != nil || res.Keep {
 			return res, err
 		}
 		if err := publish(ctx, t.js, t.cfg, o, res); err != nil {

@@ -46,10 +46,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		if !o.Slices[model.ServicePlacement].Released {
 			// Placement has not let the VM go yet (a delete check waits, a destroy is
 			// retried): it may still run with its addresses. Placement's release wakes us.
-			if len(prev.Status) == 0 {
-				return reconcile.Result{}, nil
-			}
-			return reconcile.Result{Status: prev.Status}, nil
+			return reconcile.Result{Keep: true}, nil
 		}
 		// Destroyed, its addresses go back to their pools; a VM left in vCenter
 		// (skip-delete-platform) still runs with them, and keeps them.

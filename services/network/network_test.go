@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go/jetstream"
@@ -366,13 +367,15 @@ func TestDisabledNetworkingAndRelease(t *testing.T) {
 	if e, err := kv.Get(t.Context(), addr); err != nil || string(e.Value()) != holder(on.UID, "eth0") {
 		t.Fatalf("claim of %s: %v, want held by %s", addr, err, holder(on.UID, "eth0"))
 	}
-	// Deleted, but placement has not let the VM go yet (it may still run): the address stays.
+	// Deleted, but placement has not let the VM go yet (it may still run): the address
+	// stays, and network publishes nothing.
 	on.Put(t, js, true)
-	on.WaitStatus(t, js, model.ServiceNetwork, "the deletion seen, the VM not released by placement", func(s events.Slice, _ model.VirtualMachineStatus) bool {
-		return s.Generation == on.Generation() && !s.Released
-	})
+	waitHandled(t, js, on)
 	if e, err := kv.Get(t.Context(), addr); err != nil || string(e.Value()) != holder(on.UID, "eth0") {
 		t.Errorf("claim of %s while placement still has the VM: %v, want it kept", addr, err)
+	}
+	if s, err := events.LastStatus(t.Context(), js, on.Ref, model.ServiceNetwork); err != nil || s.Slice.Released || s.Slice.Generation == on.Generation() {
+		t.Errorf("network's slice while placement still has the VM: %+v (%v), want the one before the deletion", s.Slice, err)
 	}
 	placementReleases(t, js, on)
 	on.WaitStatus(t, js, model.ServiceNetwork, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
@@ -396,6 +399,29 @@ func TestVMLeftInVCenterKeepsItsAddresses(t *testing.T) {
 	}
 	if e, err := kv.Get(t.Context(), addr); err != nil || string(e.Value()) != holder(left.UID, "eth0") {
 		t.Errorf("claim of %s after the object went, its VM left running: %v, want it kept", addr, err)
+	}
+}
+
+// waitHandled waits until network's SPECS consumer has acknowledged v's latest record:
+// the reconcile it asked for is done.
+func waitHandled(t *testing.T, js jetstream.JetStream, v *deploytest.VM) {
+	t.Helper()
+	rec, err := events.LastSpec(t.Context(), js, v.Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := js.Consumer(t.Context(), events.StreamSpecs, events.Durable(model.ServiceNetwork))
+		if err == nil {
+			if info, err := c.Info(t.Context()); err == nil && info.AckFloor.Stream >= rec.Seq {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("network did not handle %s's record %d before the deadline", v.Ref, rec.Seq)
+		}
+		time.Sleep(10 * time.Millisecond) // poll interval of a deadline-bounded wait
 	}
 }
 
