@@ -40,16 +40,9 @@ spec:
 func TestDeleteWaitsForEveryOwner(t *testing.T) {
 	js := newStreams(t)
 	g := startGateway(t, js, t.TempDir())
-	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
-		t.Fatalf("create storage class: %d %s", code, body)
-	}
-	code, body := g.do("POST", vms, adminToken, ownedVM, "Content-Type", "application/yaml")
-	if code != http.StatusCreated {
-		t.Fatalf("create VM: %d %s", code, body)
-	}
-	uid := field(decode(t, body), "metadata", "uid").(string)
+	uid := createOwnedVM(t, g)
 
-	code, body = g.do("DELETE", vms+"/owned-vm", adminToken, nil)
+	code, body := g.do("DELETE", vms+"/owned-vm", adminToken, nil)
 	if code != http.StatusOK || field(decode(t, body), "metadata", "deletionTimestamp") == nil {
 		t.Fatalf("delete: %d %s, want the object marked with deletionTimestamp", code, body)
 	}
@@ -85,6 +78,20 @@ func release(t *testing.T, js jetstream.JetStream, service, uid string) {
 	if _, err := events.PublishStatus(context.Background(), js, ref, events.Slice{Service: service, UID: uid, Generation: 1, Released: true}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// createOwnedVM creates the storage class and ownedVM, which the services own, and returns
+// the VM's uid.
+func createOwnedVM(t *testing.T, g *gateway) string {
+	t.Helper()
+	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create storage class: %d %s", code, body)
+	}
+	code, body := g.do("POST", vms, adminToken, ownedVM, "Content-Type", "application/yaml")
+	if code != http.StatusCreated {
+		t.Fatalf("create VM: %d %s", code, body)
+	}
+	return field(decode(t, body), "metadata", "uid").(string)
 }
 
 // statusSeqs lists the VM's slices still in STATUS.
@@ -151,12 +158,7 @@ func TestDeletePreconditions(t *testing.T) {
 // hold the deletion open for good (422, nothing stored); keeping or removing its own is fine.
 func TestDeletingObjectGainsNoFinalizer(t *testing.T) {
 	g := startGateway(t, newStreams(t), t.TempDir())
-	if code, body := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
-		t.Fatalf("create storage class: %d %s", code, body)
-	}
-	if code, body := g.do("POST", vms, adminToken, ownedVM, "Content-Type", "application/yaml"); code != http.StatusCreated {
-		t.Fatalf("create VM: %d %s", code, body)
-	}
+	createOwnedVM(t, g)
 	if code, body := g.do("DELETE", vms+"/owned-vm", adminToken, nil); code != http.StatusOK {
 		t.Fatalf("delete: %d %s", code, body)
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go/jetstream"
@@ -370,7 +369,11 @@ func TestDisabledNetworkingAndRelease(t *testing.T) {
 	// Deleted, but placement has not let the VM go yet (it may still run): the address
 	// stays, and network publishes nothing.
 	on.Put(t, js, true)
-	waitHandled(t, js, on)
+	deleted, err := events.LastSpec(t.Context(), js, on.Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deploytest.WaitProcessed(t, js, model.ServiceNetwork, deleted.Seq)
 	if e, err := kv.Get(t.Context(), addr); err != nil || string(e.Value()) != holder(on.UID, "eth0") {
 		t.Errorf("claim of %s while placement still has the VM: %v, want it kept", addr, err)
 	}
@@ -399,29 +402,6 @@ func TestVMLeftInVCenterKeepsItsAddresses(t *testing.T) {
 	}
 	if e, err := kv.Get(t.Context(), addr); err != nil || string(e.Value()) != holder(left.UID, "eth0") {
 		t.Errorf("claim of %s after the object went, its VM left running: %v, want it kept", addr, err)
-	}
-}
-
-// waitHandled waits until network's SPECS consumer has acknowledged v's latest record:
-// the reconcile it asked for is done.
-func waitHandled(t *testing.T, js jetstream.JetStream, v *deploytest.VM) {
-	t.Helper()
-	rec, err := events.LastSpec(t.Context(), js, v.Ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := js.Consumer(t.Context(), events.StreamSpecs, events.Durable(model.ServiceNetwork))
-		if err == nil {
-			if info, err := c.Info(t.Context()); err == nil && info.AckFloor.Stream >= rec.Seq {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("network did not handle %s's record %d before the deadline", v.Ref, rec.Seq)
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval of a deadline-bounded wait
 	}
 }
 

@@ -19,32 +19,23 @@ func TestReleasedVMLeavesItsRules(t *testing.T) {
 	h.seedClassAndImage()
 	h.runService()
 
-	tier := unique("kept")
 	zone := zoneOf(t, "zone-a")
-	var vms []testVM
-	var refs []string
-	for range 2 {
-		v := affinityVM("kept", "tier", tier, "vmAntiAffinity", tier, model.TopologyKeyHostname)
-		v.labels[model.LabelZone] = zone.Name
-		h.putVM(v, false)
-		_, st := h.waitSlice(v.ref, "created", created)
-		vms = append(vms, v)
-		refs = append(refs, st.UniqueID)
-	}
-	if h.antiAffinityRule(zone.Name, refs[0]) == nil {
-		t.Fatalf("no anti-affinity rule in %s names %s", zone.Cluster, refs[0])
+	vms, sts := h.createdApart("kept", unique("kept"), zone.Name, 2)
+	moref := sts[0].UniqueID
+	if h.antiAffinityRule(zone.Name, moref) == nil {
+		t.Fatalf("no anti-affinity rule in %s names %s", zone.Cluster, moref)
 	}
 
 	kept := vms[0]
 	kept.annotations = map[string]any{model.AnnotationSkipDeletePlatform: ""}
 	h.putVM(kept, true)
 	h.waitSlice(kept.ref, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
-	ref := types.ManagedObjectReference{Type: "VirtualMachine", Value: refs[0]}
+	ref := types.ManagedObjectReference{Type: "VirtualMachine", Value: moref}
 	var vm mo.VirtualMachine
 	if err := object.NewVirtualMachine(h.vc.Client, ref).Properties(h.ctx, ref, []string{"name"}, &vm); err != nil {
-		t.Fatalf("the released VM %s: %v, want it kept in vCenter", refs[0], err)
+		t.Fatalf("the released VM %s: %v, want it kept in vCenter", moref, err)
 	}
-	if rule := h.antiAffinityRule(zone.Name, refs[0]); rule != nil {
-		t.Errorf("rule %s still names the released VM %s: %v", rule.Name, refs[0], morefValues(rule.Vm))
+	if rule := h.antiAffinityRule(zone.Name, moref); rule != nil {
+		t.Errorf("rule %s still names the released VM %s: %v", rule.Name, moref, morefValues(rule.Vm))
 	}
 }

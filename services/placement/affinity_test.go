@@ -78,14 +78,9 @@ func TestHostAntiAffinity(t *testing.T) {
 
 	tier := unique("database")
 	zone := zoneOf(t, "zone-a")
-	var vms []testVM
+	vms, sts := h.createdApart("anti", tier, zone.Name, 2)
 	var hosts, refs []string
-	for range 2 {
-		v := affinityVM("anti", "tier", tier, "vmAntiAffinity", tier, model.TopologyKeyHostname)
-		v.labels[model.LabelZone] = zone.Name
-		h.putVM(v, false)
-		_, st := h.waitSlice(v.ref, "created", created)
-		vms = append(vms, v)
+	for _, st := range sts {
 		hosts = append(hosts, st.NodeName)
 		refs = append(refs, st.UniqueID)
 	}
@@ -128,6 +123,23 @@ func TestHostAntiAffinity(t *testing.T) {
 			t.Errorf("rule %s is still in %s after its VMs were deleted", rule.Name, zone.Cluster)
 		}
 	}
+}
+
+// createdApart creates n VMs labelled tier, kept on different hosts of zone by a required
+// anti-affinity term, one after the other, and returns them and their slices once each is
+// created.
+func (h *harness) createdApart(prefix, tier, zone string, n int) ([]testVM, []model.VirtualMachineStatus) {
+	h.t.Helper()
+	var vms []testVM
+	var sts []model.VirtualMachineStatus
+	for range n {
+		v := affinityVM(prefix, "tier", tier, "vmAntiAffinity", tier, model.TopologyKeyHostname)
+		v.labels[model.LabelZone] = zone
+		h.putVM(v, false)
+		_, st := h.waitSlice(v.ref, "created", created)
+		vms, sts = append(vms, v), append(sts, st)
+	}
+	return vms, sts
 }
 
 // A required affinity term selecting no VM at all (not even its own) can never be met:

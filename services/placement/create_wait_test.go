@@ -2,13 +2,10 @@ package placement
 
 import (
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/vmware/govmomi/simulator"
-	"github.com/vmware/govmomi/vim25/mo"
-	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/model"
@@ -29,20 +26,14 @@ func TestCreateWhoseWaitFailedIsAwaited(t *testing.T) {
 
 	simulator.TaskDelay = simulator.DelayConfig{MethodDelay: map[string]int{"CloneVm": 1500, "LockHandoff": 0}}
 	t.Cleanup(func() { simulator.TaskDelay = simulator.DelayConfig{} })
-	var clones atomic.Int32
-	seeded.sim.Intercept(func(_ *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
-		if req, ok := m.Body.(*types.CloneVM_Task); ok && req.Name == v.ref.Name {
-			clones.Add(1)
-		}
-		return nil, nil
-	})
-	t.Cleanup(func() { seeded.sim.Intercept(nil) })
+	calls := h.recordCalls(v.ref.Name)
+	clones := func() int { return len(calls.copiesOf(v.ref.Name)) }
 
 	if _, err := r.reconcile(h.ctx, h.object(v.ref)); err == nil {
 		t.Fatal("the reconcile whose clone outlasted its wait succeeded")
 	}
-	if clones.Load() != 1 {
-		t.Fatalf("%d clones issued by the first reconcile, want 1", clones.Load())
+	if n := clones(); n != 1 {
+		t.Fatalf("%d clones issued by the first reconcile, want 1", n)
 	}
 	waits := 0
 	deadline := time.Now().Add(waitFor)
@@ -60,7 +51,7 @@ func TestCreateWhoseWaitFailedIsAwaited(t *testing.T) {
 		waits++
 		time.Sleep(pollEvery) // poll interval of a deadline-bounded wait
 	}
-	if n, c := len(h.vmsOf(v.uid)), clones.Load(); n != 1 || c != 1 {
+	if n, c := len(h.vmsOf(v.uid)), clones(); n != 1 || c != 1 {
 		t.Errorf("%d VMs from %d clones, want 1 from 1", n, c)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/events/eventstest"
 	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/inventory/deploytest"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/vcenter"
 )
@@ -269,20 +270,7 @@ func (h *harness) waitSlice(ref events.Ref, what string, ok func(events.Slice, m
 // seq: whatever they made the service do is done.
 func (h *harness) waitProcessed(seq uint64) {
 	h.t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for {
-		c, err := h.js.Consumer(h.ctx, events.StreamSpecs, events.Durable(model.ServicePlacement))
-		if err == nil {
-			info, err := c.Info(h.ctx)
-			if err == nil && info.AckFloor.Stream >= seq {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("placement did not process SPECS up to %d before the deadline", seq)
-		}
-		time.Sleep(pollEvery)
-	}
+	deploytest.WaitProcessed(h.t, h.js, model.ServicePlacement, seq)
 }
 
 // vmsOf returns the VMs in vcsim that carry the object uid in their ExtraConfig.

@@ -36,13 +36,13 @@ func (v *volumes) awaitEarlierCreates(ctx context.Context) error {
 }
 
 // creating records a creation of the volume name this run issued; seen is told the error
-// of waiting for it. A volume made or a fault is an outcome seen; any other error (the wait
-// failed while vCenter went on) leaves the creation for awaitCreatesOf, or a retry would
-// not find the volume by name yet and make a second one.
+// of waiting for it. An unanswered wait (vcenter.Unanswered: it failed on the way while
+// vCenter went on) leaves the creation for awaitCreatesOf, or a retry would not find the
+// volume by name yet and make a second one; any other outcome is seen.
 func (v *volumes) creating(name string, task *object.Task) (seen func(error)) {
 	v.unseen.Store(name, task)
 	return func(err error) {
-		if err == nil || vcenter.IsFault(err) {
+		if !vcenter.Unanswered(err) {
 			v.unseen.CompareAndDelete(name, task)
 		}
 	}
@@ -59,7 +59,7 @@ func (v *volumes) awaitCreatesOf(ctx context.Context, name string) error {
 	if !ok {
 		return nil
 	}
-	if _, err := t.(*object.Task).WaitForResult(ctx); err != nil && !vcenter.IsFault(err) {
+	if _, err := t.(*object.Task).WaitForResult(ctx); vcenter.Unanswered(err) {
 		return fmt.Errorf("wait for the creation of CNS volume %s: %w", name, err)
 	}
 	v.unseen.CompareAndDelete(name, t)
