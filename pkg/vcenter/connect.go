@@ -86,6 +86,7 @@ func (e Endpoint) soapClient() (*soap.Client, error) {
 	// net/http keeps 2 idle connections per host by default: a service with more calls in
 	// flight would close the rest after each call and pay a TLS handshake on the next one.
 	sc.DefaultTransport().MaxIdleConnsPerHost = maxIdleConns
+	sc.Client.Transport = drainBodies{sc.Client.Transport}
 	if e.Client != "" {
 		sc.UserAgent = "vmop-" + e.Client
 	}
