@@ -46,6 +46,9 @@ func TestDeleteWaitsForEveryOwner(t *testing.T) {
 	if code != http.StatusOK || field(decode(t, body), "metadata", "deletionTimestamp") == nil {
 		t.Fatalf("delete: %d %s, want the object marked with deletionTimestamp", code, body)
 	}
+	if gen := field(decode(t, body), "metadata", "generation"); gen != 2.0 {
+		t.Errorf("generation of the VM being deleted: %v, want 2 (its deletion is a new desire)", gen)
+	}
 	owners := []string{model.ServicePlacement, model.ServicePower, model.ServiceStorage, model.ServiceNetwork, model.ServiceCrypto}
 	for _, svc := range owners[:len(owners)-1] {
 		release(t, js, svc, uid)

@@ -262,6 +262,9 @@ func (s *server) delete(c echo.Context, t target) error {
 	}
 	m["deletionTimestamp"] = time.Now().UTC().Format(time.RFC3339)
 	m["deletionGracePeriodSeconds"] = 0
+	if g := generation(obj); g > 0 {
+		m["generation"] = g + 1 // as Kubernetes marks a deletion: a controller sees a new desire
+	}
 	seq, err := s.specs.append(ctx, t, events.OpPut, obj, rec.Seq)
 	if err != nil {
 		return err

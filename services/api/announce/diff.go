@@ -161,7 +161,9 @@ func changes(prev *announced, typ string, vm vmChange) (*announced, []announceme
 		out = append(out, announcement{events.TypeVirtualMachineCreated, uid + "/created", nil})
 		prev = &announced{UID: uid, Generation: next.Generation}
 	}
-	if next.Generation != prev.Generation {
+	// Marking a deletion bumps the generation too: that is announced as deleting alone.
+	startsDeleting := next.Deleting && !prev.Deleting
+	if next.Generation != prev.Generation && !startsDeleting {
 		out = append(out, announcement{events.TypeVirtualMachineUpdated, uid + "/updated/" + rv, nil})
 	}
 	for _, c := range vm.Status.Conditions {
@@ -170,7 +172,7 @@ func changes(prev *announced, typ string, vm vmChange) (*announced, []announceme
 				uid + "/conditionchanged/" + rv + "/" + c.Type, c})
 		}
 	}
-	if next.Deleting && !prev.Deleting {
+	if startsDeleting {
 		out = append(out, announcement{events.TypeVirtualMachineDeleting, uid + "/deleting", nil})
 	}
 	if next.Deleting && len(next.DeleteChecks) > 0 && (!prev.Deleting || !maps.Equal(prev.DeleteChecks, next.DeleteChecks)) {
