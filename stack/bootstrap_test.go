@@ -138,6 +138,23 @@ func TestGuestBootstrap(t *testing.T) {
 	userData := "#cloud-config\nruncmd:\n- echo " + canary + "\n"
 	unattend := "<unattend><settings>" + canary + "</settings></unattend>"
 
+	// First, so that no VM holds its static address from the VM Network's pool yet.
+	t.Run("LinuxPrep is applied at first power-on", func(t *testing.T) {
+		tp.apply(linuxPrepVM, "user")
+		tp.waitPower("linuxprep-vm", "PoweredOn")
+		tp.waitCondition("linuxprep-vm", "GuestCustomization", "True GuestCustomizationSucceeded")
+		g := guestOf(t, vc, tp, "linuxprep-vm")
+		if g.Guest.HostName != "lp-host" || g.Guest.IpAddress != "192.168.0.50" {
+			t.Errorf("guest host name %q, address %q: want lp-host, 192.168.0.50", g.Guest.HostName, g.Guest.IpAddress)
+		}
+		if got := customizationEvents(t, vc, tp, "linuxprep-vm"); got != "started,succeeded" {
+			t.Errorf("customization events %s", got)
+		}
+		if ip := tp.kubectl("get", "vm", "linuxprep-vm", "-n", "my-namespace", "-o", "jsonpath={.status.network.primaryIP4}"); ip != "192.168.0.50" {
+			t.Errorf("primaryIP4 %q", ip)
+		}
+	})
+
 	t.Run("a VM whose Secret does not exist is created but stays off, naming it", func(t *testing.T) {
 		tp.apply(rawCloudConfigVM, "user")
 		tp.eventually("BootstrapReady naming the secret while created", func() bool {
@@ -167,22 +184,6 @@ func TestGuestBootstrap(t *testing.T) {
 		out := tp.kubectl("--context", "user", "get", "secret", "my-cloud-config", "-n", "my-namespace", "-o", "jsonpath={.data.user-data}")
 		if b, _ := base64.StdEncoding.DecodeString(out); string(b) != userData {
 			t.Errorf("kubectl get secret shows %q", out)
-		}
-	})
-
-	t.Run("LinuxPrep is applied at first power-on", func(t *testing.T) {
-		tp.apply(linuxPrepVM, "user")
-		tp.waitPower("linuxprep-vm", "PoweredOn")
-		tp.waitCondition("linuxprep-vm", "GuestCustomization", "True GuestCustomizationSucceeded")
-		g := guestOf(t, vc, tp, "linuxprep-vm")
-		if g.Guest.HostName != "lp-host" || g.Guest.IpAddress != "192.168.0.50" {
-			t.Errorf("guest host name %q, address %q: want lp-host, 192.168.0.50", g.Guest.HostName, g.Guest.IpAddress)
-		}
-		if got := customizationEvents(t, vc, tp, "linuxprep-vm"); got != "started,succeeded" {
-			t.Errorf("customization events %s", got)
-		}
-		if ip := tp.kubectl("get", "vm", "linuxprep-vm", "-n", "my-namespace", "-o", "jsonpath={.status.network.primaryIP4}"); ip != "192.168.0.50" {
-			t.Errorf("primaryIP4 %q", ip)
 		}
 	})
 
@@ -239,7 +240,9 @@ func TestGuestBootstrap(t *testing.T) {
 
 	t.Run("network killed between the customization and the power-on", func(t *testing.T) {
 		tp.stops["power"]()
-		tp.apply(strings.Replace(linuxPrepVM, "linuxprep-vm", "crash-vm", 1), "user")
+		// From the pool: linuxprep-vm holds the static address.
+		crashVM := strings.NewReplacer("linuxprep-vm", "crash-vm", "      addresses: [\"192.168.0.50/24\"]\n      gateway4: 192.168.0.1\n", "").Replace(linuxPrepVM)
+		tp.apply(crashVM, "user")
 		// Network's report must be about the spec power applies: storage's schema upgrade
 		// (the image disk back-filled as a claim) changes the spec once after the create.
 		tp.eventually("the customization handed to vCenter, for the upgraded spec", func() bool {

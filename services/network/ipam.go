@@ -23,7 +23,8 @@ import (
 // the address and holding "<vm uid>/<interface name>" (adapters' MAC addresses are
 // claimed there the same way, mac.go): creating it fails when the key exists, so
 // concurrent reconciles and replicas never share an address, and a holder that finds its
-// own claim (a redelivery, a crash before its slice was published) keeps it. Deleting the
+// own claim (a redelivery, a crash before its slice was published) keeps it. A static
+// address in the range a pool hands out is claimed the same way (claimStatic). Deleting the
 // VM releases its claims, found in the record "held.<vm uid>" that lists them. The claimed
 // address is what the guest is configured with (status.network.config), not what it is
 // said to have: status.network.primaryIP4 is only ever what the guest reports (guest.go).
@@ -80,6 +81,9 @@ func (p pool) index(a netip.Addr) uint64 {
 // errPoolExhausted: every address of the pool is held by others.
 var errPoolExhausted = errors.New("address pool exhausted")
 
+// errAddressHeld: a static address the pool hands out is another interface's.
+var errAddressHeld = errors.New("held by another interface")
+
 // allocator claims addresses in the IPAM bucket.
 type allocator struct {
 	kv    jetstream.KeyValue
@@ -97,6 +101,20 @@ func (a *allocator) claim(ctx context.Context, p pool, holder string, prev netip
 		return netip.Addr{}, fmt.Errorf("%w: %s", err, p.prefix)
 	}
 	return p.at(i), err
+}
+
+// claimStatic claims for holder the static address addr when p hands it out, so the pool
+// never gives it to another interface, and an address the pool gave another interface is
+// not configured twice.
+func (a *allocator) claimStatic(ctx context.Context, p pool, holder string, addr netip.Addr) error {
+	if p.index(addr) == p.size {
+		return nil // not one the pool hands out: the gateway, or outside its range
+	}
+	ok, err := a.take(ctx, addr.String(), holder)
+	if err == nil && !ok {
+		err = fmt.Errorf("static address %s is %w", addr, errAddressHeld)
+	}
+	return err
 }
 
 // claimFirst claims for holder the first it can of the n keys key(0) to key(n-1): the one

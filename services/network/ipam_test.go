@@ -1,6 +1,7 @@
 package network
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -118,6 +119,58 @@ func TestClaims(t *testing.T) {
 		if e, err := kv.Get(ctx, heldKey(uid)); err == nil {
 			t.Errorf("record %q left after %s released its addresses", e.Value(), uid)
 		}
+	}
+}
+
+// A static address the pool hands out is claimed: the pool gives it to no other interface,
+// another interface cannot have it statically too, and its VM's release frees it. The
+// gateway and addresses outside the pool are nobody's to claim.
+func TestStaticClaims(t *testing.T) {
+	kv := ipamBucket(t)
+	pools, err := newPools(map[string]netip.Prefix{"net": netip.MustParsePrefix("10.1.0.0/29")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pools["net"]
+	a := &allocator{kv: kv, pools: pools}
+	ctx := t.Context()
+	static := p.at(2)
+	if err := a.claimStatic(ctx, p, holder("vm-s", "eth0"), static); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.claimStatic(ctx, p, holder("vm-s", "eth0"), static); err != nil {
+		t.Errorf("claiming its own static address again: %v", err)
+	}
+	if err := a.claimStatic(ctx, p, holder("vm-t", "eth0"), static); !errors.Is(err, errAddressHeld) {
+		t.Errorf("another interface's static claim of %s: %v, want %v", static, err, errAddressHeld)
+	}
+	for _, outside := range []netip.Addr{p.gateway, netip.MustParseAddr("10.2.0.5")} {
+		if err := a.claimStatic(ctx, p, holder("vm-t", "eth0"), outside); err != nil {
+			t.Errorf("static %s: %v, want nothing claimed", outside, err)
+		}
+		if _, err := kv.Get(ctx, outside.String()); err == nil {
+			t.Errorf("static %s was claimed", outside)
+		}
+	}
+	var pooled []netip.Addr
+	for i := range p.size - 1 {
+		got, err := a.claim(ctx, p, holder("vm-p", fmt.Sprint(i)), netip.Addr{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pooled = append(pooled, got)
+	}
+	if slices.Contains(pooled, static) {
+		t.Errorf("the pool handed out %s, held statically by vm-s (gave %v)", static, pooled)
+	}
+	if _, err := a.claim(ctx, p, holder("vm-p", "last"), netip.Addr{}); !errors.Is(err, errPoolExhausted) {
+		t.Errorf("claim from a pool whose addresses are all held: %v, want %v", err, errPoolExhausted)
+	}
+	if err := a.release(ctx, "vm-s"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.claim(ctx, p, holder("vm-p", "last"), netip.Addr{}); err != nil || got != static {
+		t.Errorf("claim after vm-s released its static address: %s, %v; want %s", got, err, static)
 	}
 }
 

@@ -56,6 +56,11 @@ func (h *handler) plan(ctx context.Context, uid string, ifaces []model.VirtualMa
 		pool, pooled := h.ipam.pools[p.network]
 		switch {
 		case len(ifc.Addresses) > 0:
+			if pooled {
+				if err := h.claimStatic(ctx, pool, holder(uid, ifc.Name), ifc.Addresses); err != nil {
+					return nil, fmt.Errorf("address of %s on %q: %w", ifc.Name, p.network, err)
+				}
+			}
 			p.addresses = ifc.Addresses
 		case ifc.DHCP4:
 		case !pooled:
@@ -80,6 +85,19 @@ func (h *handler) plan(ctx context.Context, uid string, ifaces []model.VirtualMa
 		plans = append(plans, p)
 	}
 	return plans, nil
+}
+
+// claimStatic claims the static addresses of an interface on a pooled network (admission
+// checked their form).
+func (h *handler) claimStatic(ctx context.Context, p pool, holder string, addresses []string) error {
+	for _, a := range addresses {
+		if prefix, err := netip.ParsePrefix(a); err == nil {
+			if err := h.ipam.claimStatic(ctx, p, holder, prefix.Addr()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // previousAddress is the IPv4 address the interface had in the previous slice.
@@ -158,7 +176,7 @@ func configStatus(vm *model.VirtualMachine, plans []ifacePlan, dns dnsDefaults) 
 
 // planProblem words a failure to plan for a condition message; other errors are retried.
 func planProblem(err error) (string, bool) {
-	if errors.Is(err, errPoolExhausted) {
+	if errors.Is(err, errPoolExhausted) || errors.Is(err, errAddressHeld) {
 		return strings.TrimSpace(err.Error()), true
 	}
 	return "", false

@@ -405,6 +405,28 @@ func TestVMLeftInVCenterKeepsItsAddresses(t *testing.T) {
 	}
 }
 
+// A static address on a pooled network that the pool already gave another VM is not
+// configured twice: NetworkReady says it is held, and the VM is not customized with it.
+func TestStaticAddressHeldByAnotherVM(t *testing.T) {
+	js := startService(t)
+	_, addr := addressedVM(t, js, "pooled")
+	v := deploytest.NewVM("my-namespace", "static-dup", model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName,
+		Network: &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{{
+			Name: "eth0", Network: &model.PartialObjectRef{Name: "VM Network"}, Addresses: []string{addr + "/24"}, Gateway4: "192.168.0.1",
+		}}},
+	})
+	v.Put(t, js, false)
+	v.Deploy(t, vc, js, inventory.PhotonImage)
+	_, st := v.WaitStatus(t, js, model.ServiceNetwork, "NetworkReady False: "+addr+" held", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		c := findCondition(st, model.ConditionNetworkReady)
+		return c.Status == "False" && strings.Contains(c.Message, "static address "+addr+" is held by another interface")
+	})
+	if st.Network != nil && st.Network.Config != nil {
+		t.Errorf("network config %+v reported for an address another VM holds", st.Network.Config)
+	}
+}
+
 // addressedVM deploys a VM with one interface on the pooled VM Network and returns it once
 // network reports it ready, with the address it was given.
 func addressedVM(t *testing.T, js jetstream.JetStream, name string) (*deploytest.VM, string) {
