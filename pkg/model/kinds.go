@@ -39,6 +39,9 @@ type Kind struct {
 	Owners []string
 }
 
+// IsNamespace: a Namespace, whose deletion deletes everything in it first.
+func (k Kind) IsNamespace() bool { return k.Group == GroupCore && k.Kind == "Namespace" }
+
 // APIVersion is the kind's apiVersion: "v1" for the core group, else "group/version".
 func (k Kind) APIVersion() string {
 	if k.Group == "" {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,6 +63,36 @@ func (w *specWriter) append(ctx context.Context, t target, op string, obj map[st
 		return 0, fmt.Errorf("append spec of %s: %w", t.ref(), err)
 	}
 	return seq, nil
+}
+
+// startDeletion starts the deletion of obj, whose latest record is rec, as a DELETE does:
+// an object nothing holds is gone at once (0 is returned); one with finalizers, services
+// that own its kind, or (a namespace) content is marked with deletionTimestamp, and the
+// record that marks it is returned. obj's metadata is changed.
+func (w *specWriter) startDeletion(ctx context.Context, t target, rec events.SpecRecord, obj map[string]any) (uint64, error) {
+	if len(finalizers(obj)) == 0 && len(t.Kind.Owners) == 0 && !t.Kind.IsNamespace() {
+		// Gone at once: its tombstone, and its status slices (a quota's, an image's) with it.
+		return 0, w.Remove(ctx, t.Kind, t.Namespace, t.Name, obj, rec.Seq)
+	}
+	m := metadata(obj)
+	m["deletionTimestamp"] = time.Now().UTC().Format(time.RFC3339)
+	m["deletionGracePeriodSeconds"] = 0
+	if g := generation(obj); g > 0 {
+		m["generation"] = g + 1 // as Kubernetes marks a deletion: a controller sees a new desire
+	}
+	return w.append(ctx, t, events.OpPut, obj, rec.Seq)
+}
+
+// Delete starts the deletion of an object of a namespace being deleted, as a DELETE
+// without options would; one already being deleted, or gone, is left as it is.
+func (w *specWriter) Delete(ctx context.Context, k model.Kind, namespace, name string) error {
+	t := target{Kind: k, Namespace: namespace, Name: name}
+	rec, obj, found, err := w.live(ctx, t)
+	if err != nil || !found || metaString(obj, "deletionTimestamp") != "" {
+		return err
+	}
+	_, err = w.startDeletion(ctx, t, rec, obj)
+	return err
 }
 
 // Remove ends an object's life for the finalizer: its tombstone, if the subject is still at

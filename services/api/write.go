@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/services/api/admission"
@@ -56,8 +59,12 @@ func (s *server) createAs(c echo.Context, t target, obj map[string]any) error {
 // object's first record (0 on a dry run).
 func (s *server) createObject(ctx context.Context, t target, r *admission.Request) (uint64, error) {
 	if t.Kind.Namespaced {
-		if _, err := s.rm.Get("namespaces", "", t.Namespace); err != nil {
+		ns, err := s.rm.Get("namespaces", "", t.Namespace)
+		if err != nil {
 			return 0, notFound(namespaceTarget(t.Namespace).gr(), t.Namespace)
+		}
+		if ns.DeletionRequested {
+			return 0, namespaceTerminating(t)
 		}
 	}
 	if err := s.admit.Admit(ctx, r); err != nil {
@@ -250,27 +257,35 @@ func (s *server) delete(c echo.Context, t target) error {
 	if _, deleting := m["deletionTimestamp"]; deleting {
 		return s.respondStored(c, t, rec.Seq, http.StatusOK)
 	}
+	if t.Kind.IsNamespace() && protectedNamespaces[t.Name] {
+		return apierrors.NewForbidden(t.gr(), t.Name, fmt.Errorf("this namespace may not be deleted"))
+	}
 	if dry {
 		return writeHubObject(c, t, http.StatusOK, obj)
 	}
-	if len(finalizers(obj)) == 0 && len(t.Kind.Owners) == 0 {
-		// Gone at once: its tombstone, and its status slices (a quota's, an image's) with it.
-		if err := s.specs.Remove(ctx, t.Kind, t.Namespace, t.Name, obj, rec.Seq); err != nil {
-			return err
-		}
-		return writeHubObject(c, t, http.StatusOK, obj)
-	}
-	m["deletionTimestamp"] = time.Now().UTC().Format(time.RFC3339)
-	m["deletionGracePeriodSeconds"] = 0
-	if g := generation(obj); g > 0 {
-		m["generation"] = g + 1 // as Kubernetes marks a deletion: a controller sees a new desire
-	}
-	seq, err := s.specs.append(ctx, t, events.OpPut, obj, rec.Seq)
-	if err != nil {
+	seq, err := s.specs.startDeletion(ctx, t, rec, obj)
+	switch {
+	case err != nil:
 		return err
+	case seq == 0: // gone at once, as it was
+		return writeHubObject(c, t, http.StatusOK, obj)
 	}
 	return s.respondStored(c, t, seq, http.StatusOK)
 }
+
+// namespaceTerminating refuses a create in a namespace being deleted, as Kubernetes does:
+// its content is being deleted, and the namespace goes once it is empty.
+func namespaceTerminating(t target) error {
+	msg := fmt.Sprintf("unable to create new content in namespace %s because it is being terminated", t.Namespace)
+	err := apierrors.NewForbidden(t.gr(), t.Name, errors.New(msg))
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes,
+		metav1.StatusCause{Type: corev1.NamespaceTerminatingCause, Message: msg, Field: "metadata.namespace"})
+	return err
+}
+
+// protectedNamespaces may not be deleted, as in Kubernetes: objects without a namespace
+// go to default.
+var protectedNamespaces = map[string]bool{metav1.NamespaceDefault: true, metav1.NamespaceSystem: true, metav1.NamespacePublic: true}
 
 // storedNotFolded answers a write that was stored (at seq) but that the read model did not
 // fold in time: 504 without Retry-After, since client-go resends a request answered with

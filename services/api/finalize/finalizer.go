@@ -18,6 +18,7 @@ import (
 type Objects interface {
 	Watch(ctx context.Context, o readmodel.WatchOptions) (<-chan readmodel.Change, error)
 	Get(plural, namespace, name string) (readmodel.Object, error)
+	List(o readmodel.ListOptions) (readmodel.ListResult, error)
 }
 
 // Specs removes objects from the desired state.
@@ -25,6 +26,8 @@ type Specs interface {
 	// Remove appends the tombstone of obj if the object's SPECS subject is still at expect
 	// (a lost race is a Conflict), then purges its status.
 	Remove(ctx context.Context, k model.Kind, namespace, name string, obj map[string]any, expect uint64) error
+	// Delete starts an object's deletion as a DELETE does, unless it has started already.
+	Delete(ctx context.Context, k model.Kind, namespace, name string) error
 }
 
 // finalizer ends deletions: an object marked with deletionTimestamp is removed (a
@@ -58,7 +61,10 @@ func (f *finalizer) watchKind(ctx context.Context, k model.Kind) {
 			return
 		}
 		for ch := range changes {
-			if ch.Type == "DELETED" {
+			if ch.Type == readmodel.Deleted {
+				if err := f.contentGone(ctx, k, ch.Object); err != nil {
+					f.log.Error("finalize namespace", "kind", k.Kind, "err", err)
+				}
 				continue
 			}
 			if err := f.consider(ctx, k, ch.Object); err != nil {
@@ -86,6 +92,11 @@ func (f *finalizer) consider(ctx context.Context, k model.Kind, changed []byte) 
 	}
 	if !o.DeletionRequested || len(o.Finalizers) > 0 {
 		return nil
+	}
+	if k.IsNamespace() {
+		if empty, err := f.empty(ctx, o.Name); err != nil || !empty {
+			return err
+		}
 	}
 	for _, owner := range k.Owners {
 		if !o.Released[owner] {

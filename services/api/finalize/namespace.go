@@ -1,0 +1,88 @@
+package finalize
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/services/api/readmodel"
+)
+
+// A namespace being deleted goes once it is empty, as in Kubernetes: the finalizer starts
+// the deletion of everything in it, each object then going as its own deletion allows
+// (finalizers, the services that own it), and every object that goes has its namespace
+// considered again.
+
+// empty starts the deletion of each object of the namespace not being deleted yet, and
+// tells whether none is left.
+func (f *finalizer) empty(ctx context.Context, namespace string) (bool, error) {
+	empty := true
+	for _, k := range contentKinds() {
+		in, err := f.rm.List(readmodel.ListOptions{Plural: k.Plural, Namespace: namespace})
+		if err != nil {
+			return false, fmt.Errorf("list %s in %s: %w", k.Plural, namespace, err)
+		}
+		for _, o := range in.Items {
+			empty = false
+			if o.DeletionRequested {
+				continue
+			}
+			err := f.specs.Delete(ctx, k, namespace, o.Name)
+			if err != nil && !apierrors.IsConflict(err) { // a conflict: changed meanwhile, and considered again
+				return false, fmt.Errorf("delete %s %s/%s: %w", k.Kind, namespace, o.Name, err)
+			}
+		}
+	}
+	return empty, nil
+}
+
+// contentGone considers again the namespace of an object of kind k that went.
+func (f *finalizer) contentGone(ctx context.Context, k model.Kind, gone []byte) error {
+	if !k.Namespaced {
+		return nil
+	}
+	var head struct{ Metadata struct{ Namespace string } }
+	if err := json.Unmarshal(gone, &head); err != nil {
+		return err
+	}
+	ns, err := f.rm.Get("namespaces", "", head.Metadata.Namespace)
+	if errors.Is(err, readmodel.ErrNotFound) || (err == nil && !ns.DeletionRequested) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if holds, err := f.holdsAny(ns.Name); err != nil || holds {
+		return err // the last object to go considers it
+	}
+	k, _ = model.KindFor(model.GroupCore, "namespaces")
+	return f.consider(ctx, k, ns.JSON)
+}
+
+// holdsAny tells whether an object is left in the namespace, looking at one per kind at
+// most: each object that goes asks.
+func (f *finalizer) holdsAny(namespace string) (bool, error) {
+	for _, k := range contentKinds() {
+		in, err := f.rm.List(readmodel.ListOptions{Plural: k.Plural, Namespace: namespace, Limit: 1})
+		if err != nil || len(in.Items) > 0 {
+			return err == nil, err
+		}
+	}
+	return false, nil
+}
+
+// contentKinds are the kinds whose objects a namespace holds. The Events are left out:
+// nothing stores them as objects.
+func contentKinds() []model.Kind {
+	var out []model.Kind
+	for _, k := range model.Kinds() {
+		if k.Namespaced && !k.ReadOnly {
+			out = append(out, k)
+		}
+	}
+	return out
+}
