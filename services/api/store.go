@@ -50,8 +50,7 @@ func (w *specWriter) append(ctx context.Context, t target, op string, obj map[st
 	}
 	seq, err := events.AppendSpec(ctx, w.js, t.ref(), op, body, expect, nil)
 	if errors.Is(err, events.ErrConflict) {
-		return 0, apierrors.NewConflict(t.gr(), t.Name,
-			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+		return 0, staleConflict(t)
 	}
 	if tooBig := payloadTooLarge(err); tooBig != nil {
 		return 0, tooBig
@@ -93,6 +92,12 @@ func (w *specWriter) Delete(ctx context.Context, k model.Kind, namespace, name s
 	}
 	_, err = w.startDeletion(ctx, t, rec, obj)
 	return err
+}
+
+// staleConflict is the 409 of a write made against a version the object has left.
+func staleConflict(t target) error {
+	return apierrors.NewConflict(t.gr(), t.Name,
+		errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 }
 
 // Remove ends an object's life for the finalizer: its tombstone, if the subject is still at

@@ -186,8 +186,7 @@ func (s *server) replaceOver(c echo.Context, t target, obj map[string]any, dry b
 			return badRequest("metadata.resourceVersion: invalid value %q", rv)
 		}
 		if rec.Seq != a { // older, or never the object's (a made-up or future version)
-			return apierrors.NewConflict(t.gr(), t.Name,
-				fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+			return staleConflict(t)
 		}
 	}
 	t.restore(obj, old)
