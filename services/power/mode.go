@@ -43,7 +43,11 @@ func (p softPending) current(generation int64, now time.Time) bool {
 	return p.generation == generation || now.Before(p.deadline)
 }
 
+// String is p as recorded in the VM; "" (no value: vCenter removes the key) for none.
 func (p softPending) String() string {
+	if p == (softPending{}) {
+		return ""
+	}
 	return fmt.Sprintf("%s %d %s", p.target, p.generation, p.deadline.UTC().Format(time.RFC3339Nano))
 }
 
@@ -64,8 +68,14 @@ func parseSoftPending(v string) softPending {
 	return softPending{target: model.PowerState(parts[0]), generation: gen, deadline: deadline}
 }
 
-// lastRestartValue is a restart time as upstream records it: nanoseconds since the epoch.
-func lastRestartValue(t time.Time) string { return strconv.FormatInt(t.UnixNano(), 10) }
+// lastRestartValue is a restart time as upstream records it: nanoseconds since the epoch;
+// "" (vCenter removes the key) for none.
+func lastRestartValue(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return strconv.FormatInt(t.UnixNano(), 10)
+}
 
 // parseLastRestart reads a vcenter.KeyLastRestart value; zero when absent or malformed.
 func parseLastRestart(v string) time.Time {
@@ -103,31 +113,52 @@ func recorded(extraConfig []types.BaseOptionValue) (lastRestart time.Time, pendi
 var errRefused = errors.New("refused")
 
 // run records what op needs recorded in the VM, then issues it and waits for its task.
-// A refused guest call falls back to op.fallback (TrySoft) at once.
-func run(ctx context.Context, vm *object.VirtualMachine, op *operation) error {
-	var record []types.BaseOptionValue
-	if !op.restart.IsZero() {
-		// Recorded first: a redelivery or a restart of the service finds the restart done
-		// and never repeats it (a crash right after recording loses this one instead).
-		record = append(record, &types.OptionValue{Key: vcenter.KeyLastRestart, Value: lastRestartValue(op.restart)})
-	}
-	if op.pending != nil {
-		record = append(record, &types.OptionValue{Key: vcenter.KeySoftPower, Value: op.pending.String()})
-	}
+// A guest call vCenter refuses falls back to op.fallback (TrySoft) at once; one that meets
+// another task is tried again later instead. was is the VM as plan read it: when vCenter
+// did not start the operation (a fault), the records go back to what they were there, so
+// that the restart or the guest request is made on the next try, not taken as done. An
+// answer lost on the way keeps them: the operation may have run.
+func run(ctx context.Context, vm *object.VirtualMachine, op *operation, was vmState) error {
+	record, undo := op.records(was)
 	if len(record) > 0 {
-		task, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{ExtraConfig: record})
-		if err == nil {
-			_, err = vcenter.WaitTask(ctx, task)
-		}
-		if err != nil {
+		if err := reconfigure(ctx, vm, record); err != nil {
 			return classify(fmt.Sprintf("record the %s", op.kind), err)
 		}
 	}
 	err := issue(ctx, vm, op.kind)
-	if err != nil && op.fallback != "" && vcenter.IsFault(err) && !fault.Is(err, &types.InvalidPowerState{}) {
+	if err != nil && op.fallback != "" && refusal(err) && !fault.Is(err, &types.InvalidPowerState{}) {
 		err = issue(ctx, vm, op.fallback)
 	}
+	if len(undo) > 0 && vcenter.IsFault(err) && !fault.Is(err, &types.InvalidPowerState{}) {
+		if uerr := reconfigure(ctx, vm, undo); uerr != nil {
+			return fmt.Errorf("take back the record of the %s vCenter did not start (%v): %w", op.kind, err, uerr)
+		}
+	}
 	return classify(string(op.kind), err)
+}
+
+// records are the ExtraConfig values op sets before it is issued, so that neither a
+// redelivery nor a restart of the service repeats it (a crash right after recording loses
+// it instead), and the values they replace in was.
+func (op *operation) records(was vmState) (record, undo []types.BaseOptionValue) {
+	if !op.restart.IsZero() {
+		record = append(record, &types.OptionValue{Key: vcenter.KeyLastRestart, Value: lastRestartValue(op.restart)})
+		undo = append(undo, &types.OptionValue{Key: vcenter.KeyLastRestart, Value: lastRestartValue(was.lastRestart)})
+	}
+	if op.pending != nil {
+		record = append(record, &types.OptionValue{Key: vcenter.KeySoftPower, Value: op.pending.String()})
+		undo = append(undo, &types.OptionValue{Key: vcenter.KeySoftPower, Value: was.pending.String()})
+	}
+	return record, undo
+}
+
+// reconfigure sets ExtraConfig values and waits for the task.
+func reconfigure(ctx context.Context, vm *object.VirtualMachine, values []types.BaseOptionValue) error {
+	task, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{ExtraConfig: values})
+	if err == nil {
+		_, err = vcenter.WaitTask(ctx, task)
+	}
+	return err
 }
 
 // issue starts one operation and waits for its task; guest operations have none.

@@ -18,10 +18,12 @@ import (
 // operations always succeed (notes/vcsim.md P5), a deaf guest ignores shutdown and
 // standby requests as a hung guest would.
 type vcCalls struct {
-	mu    sync.Mutex
-	calls []vcCall
-	deaf  map[string]bool // by VM moref
-	once  sync.Once       // registers the deaf guest
+	mu     sync.Mutex
+	calls  []vcCall
+	deaf   map[string]bool                    // by VM moref
+	faults map[vcCall][]types.BaseMethodFault // by VM moref and method, not time: what their next calls meet
+	refuse map[vcCall]types.BaseMethodFault   // what every call meets until allowed
+	once   sync.Once                          // registers the deaf guest
 }
 
 type vcCall struct {
@@ -31,7 +33,7 @@ type vcCall struct {
 
 // watchCalls starts recording on h's vcsim.
 func (h *harness) watchCalls() *vcCalls {
-	c := &vcCalls{deaf: map[string]bool{}}
+	c := &vcCalls{deaf: map[string]bool{}, faults: map[vcCall][]types.BaseMethodFault{}, refuse: map[vcCall]types.BaseMethodFault{}}
 	h.sim.Intercept(c.intercept)
 	return c
 }
@@ -43,7 +45,17 @@ func (c *vcCalls) intercept(ctx *simulator.Context, m *simulator.Method) (mo.Ref
 	c.mu.Lock()
 	c.calls = append(c.calls, vcCall{method: m.Name, vm: m.This.Value, at: time.Now()})
 	deaf := c.deaf[m.This.Value]
+	key := vcCall{method: m.Name, vm: m.This.Value}
+	var fault types.BaseMethodFault
+	if queued := c.faults[key]; len(queued) > 0 {
+		fault, c.faults[key] = queued[0], queued[1:]
+	} else if f, ok := c.refuse[key]; ok {
+		fault = f
+	}
 	c.mu.Unlock()
+	if fault != nil {
+		return nil, fault
+	}
 	if deaf && (m.Name == "ShutdownGuest" || m.Name == "StandbyGuest") {
 		// vcsim serves a call from the session's view of m.This, read after this hook:
 		// pointing the call elsewhere is the one way to serve it differently.
@@ -51,6 +63,27 @@ func (c *vcCalls) intercept(ctx *simulator.Context, m *simulator.Method) (mo.Ref
 		m.This = deafGuestRef
 	}
 	return nil, nil
+}
+
+// failNext makes the next calls of method on v's VM meet faults, one each, in order.
+func (c *vcCalls) failNext(v *testVM, method string, faults ...types.BaseMethodFault) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := vcCall{method: method, vm: v.vm.Reference().Value}
+	c.faults[key] = append(c.faults[key], faults...)
+}
+
+// refuseAll makes every call of method on v's VM meet fault until allowAll.
+func (c *vcCalls) refuseAll(v *testVM, method string, fault types.BaseMethodFault) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refuse[vcCall{method: method, vm: v.vm.Reference().Value}] = fault
+}
+
+func (c *vcCalls) allowAll(v *testVM, method string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.refuse, vcCall{method: method, vm: v.vm.Reference().Value})
 }
 
 // makeDeaf makes v's guest ignore shutdown and standby requests.

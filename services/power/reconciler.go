@@ -193,10 +193,14 @@ func (r *reconciler) apply(ctx context.Context, ref events.Ref, obs observation,
 		r.settle(ref, dec, st)
 		return obs, false, nil
 	}
-	err := run(ctx, obs.vm, dec.op)
+	err := run(ctx, obs.vm, dec.op, obs.modes)
 	switch {
 	case errors.Is(err, errRefused):
 		st.note = strings.TrimPrefix(err.Error(), errRefused.Error()+": ")
+		if !dec.op.restart.IsZero() {
+			// A restart of a VM in its desired state: the condition says it did not happen.
+			st.note, st.restartNote = "", st.note
+		}
 		r.log.Warn("power operation refused", "vm", obs.vm.Reference().Value, "op", string(dec.op.kind), "err", err)
 		return obs, false, nil
 	case err != nil:
