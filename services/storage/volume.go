@@ -161,7 +161,7 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, vm model.VirtualMa
 	}
 	changes = append(changes, adds...)
 	held := heldDisks(vm.Spec.Volumes, prev)
-	removes, err := a.detachRemoved(ctx, vcVM, devices, keep, held, on)
+	removes, detached, err := a.detachRemoved(ctx, vcVM, devices, keep, held, on)
 	if err != nil {
 		return volumeReport{}, mvm, err
 	}
@@ -175,8 +175,13 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, vm model.VirtualMa
 			return volumeReport{}, mvm, reconfigureErr
 		}
 		if reconfigureErr != nil {
-			// vCenter refused: the attachments recorded for the disks it did not add go.
+			// vCenter refused: the attachments recorded for the disks it did not add go, and
+			// those of the disks it did not remove come back, or another VM could attach
+			// a volume this one still writes.
 			if err := a.cns.detachAll(ctx, attached, vcVM.Reference()); err != nil {
+				return volumeReport{}, mvm, err
+			}
+			if err := a.reattach(ctx, detached, vcVM.Reference()); err != nil {
 				return volumeReport{}, mvm, err
 			}
 		}
@@ -197,9 +202,10 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, vm model.VirtualMa
 
 // detachRemoved detaches in CNS the disks vmop attached whose volume no entry names any
 // more, unless the last report gave the disk to an entry still there whose claim cannot be
-// read now, and returns their removals. IDE disks of a running VM stay (no hot-remove).
+// read now, and returns their removals and volume IDs. IDE disks of a running VM stay (no
+// hot-remove).
 func (a *attacher) detachRemoved(ctx context.Context, vcVM *object.VirtualMachine, devices object.VirtualDeviceList,
-	keep map[string]bool, held map[string]string, on bool) ([]types.BaseVirtualDeviceConfigSpec, error) {
+	keep map[string]bool, held map[string]string, on bool) ([]types.BaseVirtualDeviceConfigSpec, []string, error) {
 	var removes []types.BaseVirtualDeviceConfigSpec
 	var ids []string
 	for id, disk := range cnsDisks(devices) {
@@ -210,9 +216,28 @@ func (a *attacher) detachRemoved(ctx context.Context, vcVM *object.VirtualMachin
 		removes = append(removes, removeDisk(disk))
 	}
 	if err := a.cns.detachAll(ctx, ids, vcVM.Reference()); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return removes, nil
+	return removes, ids, nil
+}
+
+// reattach records in CNS again that vm uses the volumes whose disks vCenter refused to
+// remove. One CNS gave meanwhile to another VM is that VM's to settle: its attach finds
+// the disk still on this one.
+func (a *attacher) reattach(ctx context.Context, ids []string, vm types.ManagedObjectReference) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	outcomes, err := a.cns.attachAll(ctx, ids, vm)
+	if err != nil {
+		return err
+	}
+	for _, err := range outcomes {
+		if err != nil && !errors.Is(err, errInUse) {
+			return fmt.Errorf("again, after a refused removal of its disk: %w", err)
+		}
+	}
+	return nil
 }
 
 // resolve reads each volume's claim and its CNS volume. CNS is asked only about volumes

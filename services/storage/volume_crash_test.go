@@ -2,10 +2,15 @@ package storage
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
 	cnstypes "github.com/vmware/govmomi/cns/types"
+	"github.com/vmware/govmomi/fault"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/model"
@@ -57,4 +62,78 @@ func TestAttachAfterCNSAttachedOnly(t *testing.T) {
 	if d := disksOf(t, vm)[pvc.volumeID]; len(d) != 1 {
 		t.Errorf("%d disks of the volume, want 1", len(d))
 	}
+}
+
+// A removal vCenter refuses leaves the disk on the VM: CNS records the volume attached to
+// it again, so no other VM can attach it; once vCenter accepts, the volume is detached.
+func TestRefusedDiskRemovalKeepsTheCNSAttachment(t *testing.T) {
+	js := startService(t)
+	pvc := boundClaim(t, js, "kept-pvc", "8Gi", model.AccessModeReadWriteOnce)
+	v := upgradedVM("my-namespace", "refused-removal", vmSpec(claimVolume("data", "kept-pvc")))
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	volumesVerified(t, js, v, "True")
+
+	var refused atomic.Int32
+	var refuse atomic.Bool
+	refuse.Store(true)
+	vc.Sim.Intercept(func(_ *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+		req, ok := m.Body.(*types.ReconfigVM_Task)
+		if !ok || m.This != vm.Reference() || !refuse.Load() || !removesDevice(req.Spec) {
+			return nil, nil
+		}
+		refused.Add(1)
+		return nil, &types.InvalidDeviceSpec{}
+	})
+	t.Cleanup(func() { vc.Sim.Intercept(nil) })
+	v.Spec.Volumes = nil
+	v.Put(t, js, false)
+	waitFor(t, "the removal refused", func() bool { return refused.Load() > 0 })
+	waitFor(t, "CNS recording the volume attached to the VM again", func() bool { return attachedInCNS(t, pvc.volumeID, vm.Reference()) })
+	if d := disksOf(t, vm)[pvc.volumeID]; len(d) != 1 {
+		t.Fatalf("%d disks of the volume after the refused removal, want it still there", len(d))
+	}
+
+	refuse.Store(false)
+	v.Annotations = map[string]string{"test.vmop.dev/look-again": "1"} // a change: looked at again
+	v.Put(t, js, false)
+	waitFor(t, "the disk removed", func() bool { return len(disksOf(t, vm)[pvc.volumeID]) == 0 })
+	if attachedInCNS(t, pvc.volumeID, vm.Reference()) {
+		t.Error("CNS records the volume attached after its disk was removed")
+	}
+}
+
+// removesDevice: spec removes a device.
+func removesDevice(spec types.VirtualMachineConfigSpec) bool {
+	for _, c := range spec.DeviceChange {
+		if c.GetVirtualDeviceConfigSpec().Operation == types.VirtualDeviceConfigSpecOperationRemove {
+			return true
+		}
+	}
+	return false
+}
+
+// attachedInCNS tells whether CNS records the volume attached: attaching it to vm fails
+// as in use. An attach that succeeds is undone, so that asking changes nothing.
+func attachedInCNS(t *testing.T, id string, vm types.ManagedObjectReference) bool {
+	t.Helper()
+	spec := []cnstypes.CnsVolumeAttachDetachSpec{{VolumeId: cnstypes.CnsVolumeId{Id: id}, Vm: vm}}
+	c := testCNS(t)
+	task, err := c.AttachVolume(t.Context(), spec)
+	if err == nil {
+		_, err = vcenter.WaitTask(t.Context(), task)
+	}
+	if fault.Is(err, &types.ResourceInUse{}) {
+		return true
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task, err = c.DetachVolume(t.Context(), spec); err == nil {
+		_, err = vcenter.WaitTask(t.Context(), task)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return false
 }
