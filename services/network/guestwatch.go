@@ -89,8 +89,10 @@ func (w *guestWatch) run(ctx context.Context) {
 func (w *guestWatch) poll(ctx context.Context) error {
 	w.mu.Lock()
 	objs := make([]types.ObjectSpec, 0, len(w.vms))
+	asked := make(map[string]bool, len(w.vms))
 	for _, v := range w.vms {
 		objs = append(objs, types.ObjectSpec{Obj: types.ManagedObjectReference{Type: "VirtualMachine", Value: v.moref}})
+		asked[v.moref] = true
 	}
 	w.mu.Unlock()
 	if len(objs) == 0 {
@@ -105,7 +107,13 @@ func (w *guestWatch) poll(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	found := slices.DeleteFunc(res.Returnval, func(c types.ObjectContent) bool { return len(c.MissingSet) > 0 })
+	// A VM vCenter no longer has is reported with the fault ManagedObjectNotFound (vcsim
+	// leaves it out of the answer).
+	exists := map[string]bool{}
+	found := slices.DeleteFunc(res.Returnval, func(c types.ObjectContent) bool {
+		exists[c.Obj.Value] = !isGone(c.MissingSet)
+		return len(c.MissingSet) > 0
+	})
 	var vms []mo.VirtualMachine
 	if err := mo.LoadObjectContent(found, &vms); err != nil {
 		return err
@@ -117,7 +125,11 @@ func (w *guestWatch) poll(ctx context.Context) error {
 	var changed []events.Ref
 	w.mu.Lock()
 	for ref, v := range w.vms {
-		if vm, ok := now[v.moref]; ok && guestFingerprint(vm, v.probed) != v.seen {
+		if asked[v.moref] && !exists[v.moref] {
+			// Destroyed: its object was deleted, maybe through another replica, which
+			// forgot it there; a VM created again for the object is observed anew.
+			delete(w.vms, ref)
+		} else if vm, ok := now[v.moref]; ok && guestFingerprint(vm, v.probed) != v.seen {
 			changed = append(changed, ref)
 		}
 	}
@@ -145,4 +157,14 @@ func guestFingerprint(vm mo.VirtualMachine, withPower bool) [sha256.Size]byte {
 		Guest     types.GuestInfo
 	}{vm.Runtime.PowerState, vm.GuestHeartbeatStatus, guest})
 	return sha256.Sum256(b)
+}
+
+// isGone: the missing properties say the object itself no longer exists.
+func isGone(missing []types.MissingProperty) bool {
+	for _, m := range missing {
+		if _, ok := m.Fault.Fault.(*types.ManagedObjectNotFound); ok {
+			return true
+		}
+	}
+	return false
 }

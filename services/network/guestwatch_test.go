@@ -94,4 +94,21 @@ func TestGuestWatchRequestsOnChange(t *testing.T) {
 	if n := poll(); n != 0 {
 		t.Errorf("%d reconciles requested for a forgotten VM", n)
 	}
+
+	// A VM destroyed (its object deleted through another replica, which forgot it there)
+	// is forgotten here too.
+	gone := events.Ref{Plural: "virtualmachines", Namespace: "my-namespace", Name: "gone"}
+	mvm, _, err := readVM(t.Context(), vc.Client, vm.Reference().Value, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.observed(gone, "vm-destroyed-meanwhile", mvm, false)
+	if n := poll(); n != 0 {
+		t.Errorf("%d reconciles requested for a destroyed VM", n)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.vms) != 0 {
+		t.Errorf("the watch still holds %v after the VM was destroyed", w.vms)
+	}
 }
