@@ -132,7 +132,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.TokensPath != "" {
 		go authn.ReloadTokens(ctx, cfg.TokensPath, loaded, log)
 	}
-	finalize.Start(ctx, specs, rm, log)
+	finalize.Start(ctx, specs, rm, s.waitCurrent, log)
 	quota.Start(ctx, cfg.JetStream, rm, log)
 	defer announce.Start(ctx, cancel, cfg.JetStream, rm, cfg.DataDir, log)()
 	go func() {

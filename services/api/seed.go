@@ -32,6 +32,9 @@ func (s *server) seed(ctx context.Context, objs []map[string]any) error {
 		if err != nil {
 			return err
 		}
+		if t.Kind.Namespaced && s.terminating(t.Namespace) {
+			continue // its namespace goes with what it holds; the next start seeds both again
+		}
 		status := obj["status"]
 		if err := s.ensure(ctx, t, obj); err != nil {
 			return fmt.Errorf("%s %s/%s: %w", t.Kind.Kind, t.Namespace, t.Name, err)

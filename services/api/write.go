@@ -59,11 +59,10 @@ func (s *server) createAs(c echo.Context, t target, obj map[string]any) error {
 // object's first record (0 on a dry run).
 func (s *server) createObject(ctx context.Context, t target, r *admission.Request) (uint64, error) {
 	if t.Kind.Namespaced {
-		ns, err := s.rm.Get("namespaces", "", t.Namespace)
-		if err != nil {
+		if _, err := s.rm.Get("namespaces", "", t.Namespace); err != nil {
 			return 0, notFound(namespaceTarget(t.Namespace).gr(), t.Namespace)
 		}
-		if ns.DeletionRequested {
+		if s.terminating(t.Namespace) {
 			return 0, namespaceTerminating(t)
 		}
 	}
@@ -270,6 +269,12 @@ func (s *server) delete(c echo.Context, t target) error {
 		return writeHubObject(c, t, http.StatusOK, obj)
 	}
 	return s.respondStored(c, t, seq, http.StatusOK)
+}
+
+// terminating: the namespace is being deleted.
+func (s *server) terminating(namespace string) bool {
+	ns, err := s.rm.Get("namespaces", "", namespace)
+	return err == nil && ns.DeletionRequested
 }
 
 // namespaceTerminating refuses a create in a namespace being deleted, as Kubernetes does:

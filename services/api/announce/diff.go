@@ -161,9 +161,9 @@ func changes(prev *announced, typ string, vm vmChange) (*announced, []announceme
 		out = append(out, announcement{events.TypeVirtualMachineCreated, uid + "/created", nil})
 		prev = &announced{UID: uid, Generation: next.Generation}
 	}
-	// Marking a deletion bumps the generation too: that is announced as deleting alone.
+	// Marking a deletion bumps the generation by one: that is announced as deleting alone.
 	startsDeleting := next.Deleting && !prev.Deleting
-	if next.Generation != prev.Generation && !startsDeleting {
+	if next.Generation != prev.Generation && !(startsDeleting && next.Generation == prev.Generation+1) {
 		out = append(out, announcement{events.TypeVirtualMachineUpdated, uid + "/updated/" + rv, nil})
 	}
 	for _, c := range vm.Status.Conditions {

@@ -34,15 +34,16 @@ type Specs interface {
 // tombstone appended to SPECS) once no finalizer remains and every service that owns its
 // kind has released it. Several gateways may race; the CAS lets one win.
 type finalizer struct {
-	specs Specs
-	rm    Objects
-	log   *slog.Logger
+	specs   Specs
+	rm      Objects
+	current func(context.Context) error
+	log     *slog.Logger
 }
 
 // Start follows every kind until ctx ends, removing each object whose deletion nothing
-// holds any more.
-func Start(ctx context.Context, specs Specs, rm Objects, log *slog.Logger) {
-	(&finalizer{specs: specs, rm: rm, log: log}).run(ctx)
+// holds any more. current waits until the read model holds what the streams hold.
+func Start(ctx context.Context, specs Specs, rm Objects, current func(context.Context) error, log *slog.Logger) {
+	(&finalizer{specs: specs, rm: rm, current: current, log: log}).run(ctx)
 }
 
 func (f *finalizer) run(ctx context.Context) {
@@ -59,6 +60,13 @@ func (f *finalizer) watchKind(ctx context.Context, k model.Kind) {
 		if err != nil {
 			f.log.Error("finalizer watch", "kind", k.Kind, "err", err)
 			return
+		}
+		if contentKind(k) {
+			// The initial events are what is there: what went while no watch was in place
+			// asks for its namespace here.
+			if err := f.namespacesAgain(ctx); err != nil {
+				f.log.Error("finalize namespaces", "kind", k.Kind, "err", err)
+			}
 		}
 		for ch := range changes {
 			if ch.Type == readmodel.Deleted {
@@ -80,23 +88,27 @@ func (f *finalizer) consider(ctx context.Context, k model.Kind, changed []byte) 
 			Name, Namespace, DeletionTimestamp string
 		}
 	}
-	if err := json.Unmarshal(changed, &head); err != nil || head.Metadata.DeletionTimestamp == "" {
+	if err := json.Unmarshal(changed, &head); err != nil {
 		return err
+	}
+	if head.Metadata.DeletionTimestamp == "" {
+		return f.sweep(ctx, k, head.Metadata.Namespace, head.Metadata.Name)
 	}
 	o, err := f.rm.Get(k.Plural, head.Metadata.Namespace, head.Metadata.Name)
 	if errors.Is(err, readmodel.ErrNotFound) {
 		return nil
 	}
-	if err != nil {
+	if err != nil || !o.DeletionRequested {
 		return err
 	}
-	if !o.DeletionRequested || len(o.Finalizers) > 0 {
-		return nil
-	}
 	if k.IsNamespace() {
-		if empty, err := f.empty(ctx, o.Name); err != nil || !empty {
+		// Its content goes whatever finalizers hold the namespace itself.
+		if empty, err := f.emptied(ctx, o.Name); err != nil || !empty {
 			return err
 		}
+	}
+	if len(o.Finalizers) > 0 {
+		return nil
 	}
 	for _, owner := range k.Owners {
 		if !o.Released[owner] {

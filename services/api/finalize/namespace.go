@@ -40,20 +40,71 @@ func (f *finalizer) empty(ctx context.Context, namespace string) (bool, error) {
 	return empty, nil
 }
 
+// emptied is empty, asked again once the read model holds what the streams hold when it
+// finds the namespace empty: a create that passed the namespace check before the deletion
+// was folded may have been stored since.
+func (f *finalizer) emptied(ctx context.Context, namespace string) (bool, error) {
+	if empty, err := f.empty(ctx, namespace); err != nil || !empty {
+		return false, err
+	}
+	if err := f.current(ctx); err != nil {
+		return false, err
+	}
+	return f.empty(ctx, namespace)
+}
+
+// sweep starts the deletion of an object found in a namespace being deleted: one created
+// while the namespace's deletion was not folded yet.
+func (f *finalizer) sweep(ctx context.Context, k model.Kind, namespace, name string) error {
+	if !contentKind(k) {
+		return nil
+	}
+	if _, deleting, err := f.deleting(namespace); err != nil || !deleting {
+		return err
+	}
+	if err := f.specs.Delete(ctx, k, namespace, name); err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete %s %s/%s: %w", k.Kind, namespace, name, err)
+	}
+	return nil
+}
+
+// deleting reads the namespace and tells whether it is being deleted.
+func (f *finalizer) deleting(namespace string) (readmodel.Object, bool, error) {
+	ns, err := f.rm.Get("namespaces", "", namespace)
+	if errors.Is(err, readmodel.ErrNotFound) {
+		return ns, false, nil
+	}
+	return ns, err == nil && ns.DeletionRequested, err
+}
+
+// namespacesAgain considers every namespace being deleted.
+func (f *finalizer) namespacesAgain(ctx context.Context) error {
+	k, _ := model.KindFor(model.GroupCore, "namespaces")
+	all, err := f.rm.List(readmodel.ListOptions{Plural: k.Plural})
+	if err != nil {
+		return fmt.Errorf("list namespaces: %w", err)
+	}
+	for _, ns := range all.Items {
+		if ns.DeletionRequested {
+			if err := f.consider(ctx, k, ns.JSON); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // contentGone considers again the namespace of an object of kind k that went.
 func (f *finalizer) contentGone(ctx context.Context, k model.Kind, gone []byte) error {
-	if !k.Namespaced {
+	if !contentKind(k) {
 		return nil
 	}
 	var head struct{ Metadata struct{ Namespace string } }
 	if err := json.Unmarshal(gone, &head); err != nil {
 		return err
 	}
-	ns, err := f.rm.Get("namespaces", "", head.Metadata.Namespace)
-	if errors.Is(err, readmodel.ErrNotFound) || (err == nil && !ns.DeletionRequested) {
-		return nil
-	}
-	if err != nil {
+	ns, deleting, err := f.deleting(head.Metadata.Namespace)
+	if err != nil || !deleting {
 		return err
 	}
 	if holds, err := f.holdsAny(ns.Name); err != nil || holds {
@@ -75,14 +126,17 @@ func (f *finalizer) holdsAny(namespace string) (bool, error) {
 	return false, nil
 }
 
-// contentKinds are the kinds whose objects a namespace holds. The Events are left out:
-// nothing stores them as objects.
+// contentKinds are the kinds whose objects a namespace holds.
 func contentKinds() []model.Kind {
 	var out []model.Kind
 	for _, k := range model.Kinds() {
-		if k.Namespaced && !k.ReadOnly {
+		if contentKind(k) {
 			out = append(out, k)
 		}
 	}
 	return out
 }
+
+// contentKind: objects of k live in a namespace, and go with it. The Events are left out:
+// nothing stores them as objects.
+func contentKind(k model.Kind) bool { return k.Namespaced && !k.ReadOnly }
