@@ -25,9 +25,12 @@ import (
 // bound to a CNS volume; attaching it records the attachment in CNS (vCenter's
 // bookkeeping) and then adds a disk backed by the volume's file with a reconfigure, since
 // CNS attach adds no device in vcsim. A disk vmop attached names its volume in vDiskId, so
-// one whose volume no spec entry asks for any more is detached: CNS first, then the disk
-// is removed and its file kept. Every step looks at the VM first, so a reconcile repeated
-// after a crash finds the disk attached and adds nothing twice.
+// one whose volume no spec entry asks for any more is detached: the disk is removed and
+// its file kept, then CNS records the detach (a refused removal leaves the attachment as
+// it is, so no other VM can take a volume this one still has; a crash between the two
+// leaves an attachment no VM holds, which attachAll takes as left over). Every step looks
+// at the VM first, so a reconcile repeated after a crash finds the disk attached and adds
+// nothing twice.
 
 // attacher attaches, grows and detaches the CNS volumes of VMs.
 type attacher struct {
@@ -161,10 +164,7 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, vm model.VirtualMa
 	}
 	changes = append(changes, adds...)
 	held := heldDisks(vm.Spec.Volumes, prev)
-	removes, detached, err := a.detachRemoved(ctx, vcVM, devices, keep, held, on)
-	if err != nil {
-		return volumeReport{}, mvm, err
-	}
+	removes, detached := removed(devices, keep, held, on)
 	changes = append(changes, removes...)
 
 	var reconfigureErr error
@@ -174,16 +174,14 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, vm model.VirtualMa
 		if reconfigureErr != nil && !vcenter.IsFault(reconfigureErr) {
 			return volumeReport{}, mvm, reconfigureErr
 		}
+		// vCenter refused: the attachments recorded for the disks it did not add go; else
+		// those of the disks it removed do.
+		gone := detached
 		if reconfigureErr != nil {
-			// vCenter refused: the attachments recorded for the disks it did not add go, and
-			// those of the disks it did not remove come back, or another VM could attach
-			// a volume this one still writes.
-			if err := a.cns.detachAll(ctx, attached, vcVM.Reference()); err != nil {
-				return volumeReport{}, mvm, err
-			}
-			if err := a.reattach(ctx, detached, vcVM.Reference()); err != nil {
-				return volumeReport{}, mvm, err
-			}
+			gone = attached
+		}
+		if err := a.cns.detachAll(ctx, gone, vcVM.Reference()); err != nil {
+			return volumeReport{}, mvm, err
 		}
 		if mvm, _, err = readVM(ctx, a.vc, vcVM.Reference().Value, ""); err != nil {
 			return volumeReport{}, mvm, err
@@ -200,12 +198,10 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, vm model.VirtualMa
 	return rep, mvm, nil
 }
 
-// detachRemoved detaches in CNS the disks vmop attached whose volume no entry names any
+// removed are the removals of the disks vmop attached whose volume no entry names any
 // more, unless the last report gave the disk to an entry still there whose claim cannot be
-// read now, and returns their removals and volume IDs. IDE disks of a running VM stay (no
-// hot-remove).
-func (a *attacher) detachRemoved(ctx context.Context, vcVM *object.VirtualMachine, devices object.VirtualDeviceList,
-	keep map[string]bool, held map[string]string, on bool) ([]types.BaseVirtualDeviceConfigSpec, []string, error) {
+// read now, and their volume IDs. IDE disks of a running VM stay (no hot-remove).
+func removed(devices object.VirtualDeviceList, keep map[string]bool, held map[string]string, on bool) ([]types.BaseVirtualDeviceConfigSpec, []string) {
 	var removes []types.BaseVirtualDeviceConfigSpec
 	var ids []string
 	for id, disk := range cnsDisks(devices) {
@@ -215,29 +211,7 @@ func (a *attacher) detachRemoved(ctx context.Context, vcVM *object.VirtualMachin
 		ids = append(ids, id)
 		removes = append(removes, removeDisk(disk))
 	}
-	if err := a.cns.detachAll(ctx, ids, vcVM.Reference()); err != nil {
-		return nil, nil, err
-	}
-	return removes, ids, nil
-}
-
-// reattach records in CNS again that vm uses the volumes whose disks vCenter refused to
-// remove. One CNS gave meanwhile to another VM is that VM's to settle: its attach finds
-// the disk still on this one.
-func (a *attacher) reattach(ctx context.Context, ids []string, vm types.ManagedObjectReference) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	outcomes, err := a.cns.attachAll(ctx, ids, vm)
-	if err != nil {
-		return err
-	}
-	for _, err := range outcomes {
-		if err != nil && !errors.Is(err, errInUse) {
-			return fmt.Errorf("again, after a refused removal of its disk: %w", err)
-		}
-	}
-	return nil
+	return removes, ids
 }
 
 // resolve reads each volume's claim and its CNS volume. CNS is asked only about volumes

@@ -64,8 +64,9 @@ func TestAttachAfterCNSAttachedOnly(t *testing.T) {
 	}
 }
 
-// A removal vCenter refuses leaves the disk on the VM: CNS records the volume attached to
-// it again, so no other VM can attach it; once vCenter accepts, the volume is detached.
+// A removal vCenter refuses leaves the disk on the VM, and CNS still records the volume
+// attached to it, so no other VM can attach it; once vCenter accepts, the volume is
+// detached in both.
 func TestRefusedDiskRemovalKeepsTheCNSAttachment(t *testing.T) {
 	js := startService(t)
 	pvc := boundClaim(t, js, "kept-pvc", "8Gi", model.AccessModeReadWriteOnce)
@@ -88,8 +89,13 @@ func TestRefusedDiskRemovalKeepsTheCNSAttachment(t *testing.T) {
 	t.Cleanup(func() { vc.Sim.Intercept(nil) })
 	v.Spec.Volumes = nil
 	v.Put(t, js, false)
-	waitFor(t, "the removal refused", func() bool { return refused.Load() > 0 })
-	waitFor(t, "CNS recording the volume attached to the VM again", func() bool { return attachedInCNS(t, pvc.volumeID, vm.Reference()) })
+	volumesVerified(t, js, v, "True") // the removal's reconcile ended: nothing asks again until a change
+	if refused.Load() == 0 {
+		t.Fatal("the disk's removal was not refused")
+	}
+	if !attachedInCNS(t, pvc.volumeID, vm.Reference()) {
+		t.Error("CNS does not record the volume attached to the VM that still has its disk")
+	}
 	if d := disksOf(t, vm)[pvc.volumeID]; len(d) != 1 {
 		t.Fatalf("%d disks of the volume after the refused removal, want it still there", len(d))
 	}
@@ -98,9 +104,7 @@ func TestRefusedDiskRemovalKeepsTheCNSAttachment(t *testing.T) {
 	v.Annotations = map[string]string{"test.vmop.dev/look-again": "1"} // a change: looked at again
 	v.Put(t, js, false)
 	waitFor(t, "the disk removed", func() bool { return len(disksOf(t, vm)[pvc.volumeID]) == 0 })
-	if attachedInCNS(t, pvc.volumeID, vm.Reference()) {
-		t.Error("CNS records the volume attached after its disk was removed")
-	}
+	waitFor(t, "CNS recording the detach", func() bool { return !attachedInCNS(t, pvc.volumeID, vm.Reference()) })
 }
 
 // removesDevice: spec removes a device.
