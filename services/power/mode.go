@@ -130,11 +130,33 @@ func run(ctx context.Context, vm *object.VirtualMachine, op *operation, was vmSt
 		err = issue(ctx, vm, op.fallback)
 	}
 	if len(undo) > 0 && vcenter.IsFault(err) && !fault.Is(err, &types.InvalidPowerState{}) {
-		if uerr := reconfigure(ctx, vm, undo); uerr != nil {
+		if uerr := takeBack(ctx, vm, undo); uerr != nil {
 			return fmt.Errorf("take back the record of the %s vCenter did not start (%v): %w", op.kind, err, uerr)
 		}
 	}
 	return classify(string(op.kind), err)
+}
+
+// takeBackFor bounds how long takeBack waits for another task to let the VM go.
+const takeBackFor = 30 * time.Second
+
+// takeBack restores the records of an operation vCenter did not start. The task that held
+// the operation back may hold this reconfigure back too: it is tried again until that task
+// lets the VM go, since a record left in place loses the operation.
+func takeBack(ctx context.Context, vm *object.VirtualMachine, undo []types.BaseOptionValue) error {
+	ctx, cancel := context.WithTimeout(ctx, takeBackFor)
+	defer cancel()
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		err := reconfigure(ctx, vm, undo)
+		if !fault.Is(err, &types.TaskInProgress{}) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // records are the ExtraConfig values op sets before it is issued, so that neither a

@@ -18,12 +18,13 @@ import (
 
 // The vCenter methods behind each operation.
 const (
-	callPowerOff = "PowerOffVM_Task"
-	callSuspend  = "SuspendVM_Task"
-	callReset    = "ResetVM_Task"
-	callShutdown = "ShutdownGuest"
-	callStandby  = "StandbyGuest"
-	callReboot   = "RebootGuest"
+	callPowerOff    = "PowerOffVM_Task"
+	callSuspend     = "SuspendVM_Task"
+	callReset       = "ResetVM_Task"
+	callShutdown    = "ShutdownGuest"
+	callStandby     = "StandbyGuest"
+	callReboot      = "RebootGuest"
+	callReconfigure = "ReconfigVM_Task"
 )
 
 // Power-off and suspend by mode, with VMware Tools running and not: Soft asks the guest

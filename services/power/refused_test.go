@@ -67,6 +67,26 @@ func TestRestartBehindAnotherTaskIsTriedAgain(t *testing.T) {
 	}
 }
 
+// The task that held a restart back may hold back the reconfigure that takes its record
+// back too: that is tried again, and the restart is made once.
+func TestRestartRecordTakenBackBehindAnotherTask(t *testing.T) {
+	h := startWith(t, power.Config{SoftRetry: 200 * time.Millisecond})
+	calls := h.watchCalls()
+	v := h.powered("record-behind-task")
+	calls.failNext(v, callReset, &types.TaskInProgress{})
+	calls.failNext(v, callReconfigure, nil, &types.TaskInProgress{}) // the record passes, its undo meets the task
+	at := time.Now().UTC()
+	h.change(v, func(vm *model.VirtualMachine) {
+		vm.Spec.NextRestartTime, vm.Spec.RestartMode = at.Format(time.RFC3339Nano), model.PowerOpModeHard
+	})
+	h.waitStatus(v, "restarted", func(s sliceStatus) bool {
+		return synced(model.PowerStateOn)(s) && s.Status.LastRestartTime != nil && s.Status.LastRestartTime.Unix() == at.Unix()
+	})
+	if n := calls.count(v, callReset); n != 2 {
+		t.Errorf("%d resets, want the one another task held back and the one that restarted it", n)
+	}
+}
+
 // A TrySoft power-off whose guest shutdown meets another task asks the guest again: it is
 // not a guest that cannot shut down, so the VM is not powered off hard.
 func TestTrySoftBehindAnotherTaskAsksTheGuestAgain(t *testing.T) {
