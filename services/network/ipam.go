@@ -24,7 +24,9 @@ import (
 // claimed there the same way, mac.go): creating it fails when the key exists, so
 // concurrent reconciles and replicas never share an address, and a holder that finds its
 // own claim (a redelivery, a crash before its slice was published) keeps it. A static
-// address in the range a pool hands out is claimed the same way (claimStatic). Deleting the
+// address in the range a pool hands out is claimed the same way (claimStatic). An address
+// the VM's interfaces no longer have (changed, or its interface removed or renamed) is
+// released when the VM is next planned (releaseAddresses). Deleting the
 // VM releases its claims, found in the record "held.<vm uid>" that lists them. The claimed
 // address is what the guest is configured with (status.network.config), not what it is
 // said to have: status.network.primaryIP4 is only ever what the guest reports (guest.go).
@@ -222,6 +224,56 @@ func (a *allocator) release(ctx context.Context, uid string) error {
 		return fmt.Errorf("release the claims of %s: %w", uid, err)
 	}
 	return nil
+}
+
+// releaseAddresses gives up the VM uid's address claims (not its MACs) that used does not
+// keep: those of an interface removed or renamed, or replaced by another address.
+func (a *allocator) releaseAddresses(ctx context.Context, uid string, used func(addr, holder string) bool) error {
+	for {
+		rec, err := a.kv.Get(ctx, heldKey(uid))
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read claims of %s: %w", uid, err)
+		}
+		var kept []string
+		for key := range strings.SplitSeq(string(rec.Value()), "\n") {
+			if _, err := netip.ParseAddr(key); err != nil {
+				kept = append(kept, key) // a MAC: its adapter goes in a reconfigure of its own
+				continue
+			}
+			e, err := a.kv.Get(ctx, key)
+			switch {
+			case errors.Is(err, jetstream.ErrKeyNotFound):
+				continue
+			case err != nil:
+				return fmt.Errorf("read claim %s: %w", key, err)
+			case !strings.HasPrefix(string(e.Value()), uid+"/"), used(key, string(e.Value())):
+				kept = append(kept, key)
+				continue
+			}
+			err = a.kv.Delete(ctx, key, jetstream.LastRevision(e.Revision()))
+			if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) && !isWrongRevision(err) {
+				return fmt.Errorf("release %s: %w", key, err)
+			}
+		}
+		switch {
+		case len(kept) == len(strings.Split(string(rec.Value()), "\n")):
+			return nil
+		case len(kept) == 0:
+			err = a.kv.Delete(ctx, heldKey(uid), jetstream.LastRevision(rec.Revision()))
+		default:
+			_, err = a.kv.Update(ctx, heldKey(uid), []byte(strings.Join(kept, "\n")), rec.Revision())
+		}
+		if err == nil {
+			return nil
+		}
+		if !isWrongRevision(err) && !errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("record the claims %s keeps: %w", uid, err)
+		}
+		// claimed meanwhile: read the record again
+	}
 }
 
 // isWrongRevision: the key changed since it was read (another claim or release got there

@@ -174,6 +174,59 @@ func TestStaticClaims(t *testing.T) {
 	}
 }
 
+// Releasing the addresses a VM no longer uses frees those alone: its MACs, the addresses
+// it keeps and other holders' claims stay, and its record lists what it still holds.
+func TestReleaseAddresses(t *testing.T) {
+	kv := ipamBucket(t)
+	a := &allocator{kv: kv}
+	ctx := t.Context()
+	for key, holder := range map[string]string{"10.0.0.2": "vm-a/eth0", "10.0.0.3": "vm-a/eth1", "00-50-56-00-00-01": "vm-a/eth1", "10.0.0.4": "vm-b/eth0"} {
+		if ok, err := a.take(ctx, key, holder); err != nil || !ok {
+			t.Fatalf("claim %s for %s: %v %v", key, holder, ok, err)
+		}
+	}
+	if err := a.record(ctx, "vm-a", "10.0.0.4"); err != nil { // a stale record of another's claim
+		t.Fatal(err)
+	}
+	if err := a.releaseAddresses(ctx, "vm-a", func(addr, _ string) bool { return addr == "10.0.0.2" }); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"10.0.0.2": "vm-a/eth0", "10.0.0.3": "", "00-50-56-00-00-01": "vm-a/eth1", "10.0.0.4": "vm-b/eth0"} {
+		e, err := kv.Get(ctx, key)
+		got := ""
+		if err == nil {
+			got = string(e.Value())
+		}
+		if got != want {
+			t.Errorf("claim %s held by %q, want %q", key, got, want)
+		}
+	}
+	e, err := kv.Get(ctx, heldKey("vm-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(string(e.Value()), "\n")
+	slices.Sort(got)
+	if want := []string{"00-50-56-00-00-01", "10.0.0.2", "10.0.0.4"}; !slices.Equal(got, want) {
+		t.Errorf("record %v, want %v", got, want)
+	}
+	if err := a.releaseAddresses(ctx, "vm-a", func(string, string) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Get(ctx, "10.0.0.2"); err == nil {
+		t.Error("10.0.0.2 still claimed once vm-a uses no address")
+	}
+	e, err = kv.Get(ctx, heldKey("vm-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = strings.Split(string(e.Value()), "\n")
+	slices.Sort(got)
+	if want := []string{"00-50-56-00-00-01", "10.0.0.4"}; !slices.Equal(got, want) {
+		t.Errorf("record once vm-a uses no address: %v, want %v (its MAC, and the claim it does not hold)", got, want)
+	}
+}
+
 // Claims recorded at once for one VM (replicas reconciling it together) all land in its
 // record.
 func TestRecordConcurrently(t *testing.T) {

@@ -50,6 +50,17 @@ func networkName(ifc model.VirtualMachineNetworkInterfaceSpec) string {
 // the spec names one (or None). prev is the configuration of the previous slice, whose
 // addresses are claimed again first.
 func (h *handler) plan(ctx context.Context, uid string, ifaces []model.VirtualMachineNetworkInterfaceSpec, prev *model.VirtualMachineNetworkConfigStatus) ([]ifacePlan, error) {
+	// An address of an interface that is gone (removed, or renamed) is free again first:
+	// the renamed interface may ask for it.
+	named := map[string]bool{}
+	for _, ifc := range ifaces {
+		named[holder(uid, ifc.Name)] = true
+	}
+	if previously(prev, func(iface, _ string) bool { return !named[holder(uid, iface)] }) {
+		if err := h.ipam.releaseAddresses(ctx, uid, func(_, holder string) bool { return named[holder] }); err != nil {
+			return nil, err
+		}
+	}
 	plans := make([]ifacePlan, 0, len(ifaces))
 	for _, ifc := range ifaces {
 		p := ifacePlan{spec: ifc, network: networkName(ifc), dhcp4: ifc.DHCP4, dhcp6: ifc.DHCP6}
@@ -84,7 +95,41 @@ func (h *handler) plan(ctx context.Context, uid string, ifaces []model.VirtualMa
 		}
 		plans = append(plans, p)
 	}
+	// Then those the interfaces no longer have (an address changed, a static one replaced
+	// by the pool's or DHCP).
+	planned := map[string]bool{}
+	for _, p := range plans {
+		for _, a := range p.addresses {
+			if prefix, err := netip.ParsePrefix(a); err == nil {
+				planned[prefix.Addr().String()] = true
+			}
+		}
+	}
+	if previously(prev, func(_, addr string) bool { return !planned[addr] }) {
+		if err := h.ipam.releaseAddresses(ctx, uid, func(addr, _ string) bool { return planned[addr] }); err != nil {
+			return nil, err
+		}
+	}
 	return plans, nil
+}
+
+// previously tells whether an address of the previous configuration matches: what was
+// planned before is what was claimed, so releasing is only worth a look when it changed.
+func previously(prev *model.VirtualMachineNetworkConfigStatus, match func(iface, addr string) bool) bool {
+	if prev == nil {
+		return false
+	}
+	for _, i := range prev.Interfaces {
+		if i.IP == nil {
+			continue
+		}
+		for _, a := range i.IP.Addresses {
+			if p, err := netip.ParsePrefix(a); err == nil && match(i.Name, p.Addr().String()) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // claimStatic claims the static addresses of an interface on a pooled network (admission

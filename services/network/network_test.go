@@ -427,6 +427,46 @@ func TestStaticAddressHeldByAnotherVM(t *testing.T) {
 	}
 }
 
+// A static address the VM no longer has is free again: moved to another address, it can
+// be given to another VM; an interface renamed keeps its address.
+func TestStaticAddressMovesBetweenVMs(t *testing.T) {
+	js := startService(t)
+	static := func(name, addr string) []model.VirtualMachineNetworkInterfaceSpec {
+		return []model.VirtualMachineNetworkInterfaceSpec{{
+			Name: name, Network: &model.PartialObjectRef{Name: "VM Network"}, Addresses: []string{addr}, Gateway4: "192.168.0.1",
+		}}
+	}
+	configured := func(v *deploytest.VM, iface, addr string) {
+		t.Helper()
+		v.WaitStatus(t, js, model.ServiceNetwork, iface+" at "+addr, func(s events.Slice, st model.VirtualMachineStatus) bool {
+			c := findCondition(st, model.ConditionNetworkReady)
+			return s.Generation == v.Generation() && c.Status == "True" && st.Network != nil && st.Network.Config != nil &&
+				len(st.Network.Config.Interfaces) == 1 && st.Network.Config.Interfaces[0].Name == iface &&
+				st.Network.Config.Interfaces[0].IP.Addresses[0] == addr
+		})
+	}
+	a := deploytest.NewVM("my-namespace", "moves-away", model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName, Network: &model.VirtualMachineNetworkSpec{Interfaces: static("eth0", "192.168.0.70/24")},
+	})
+	a.Put(t, js, false)
+	a.Deploy(t, vc, js, inventory.PhotonImage)
+	configured(a, "eth0", "192.168.0.70/24")
+
+	a.Spec.Network.Interfaces = static("eth0", "192.168.0.71/24")
+	a.Put(t, js, false)
+	configured(a, "eth0", "192.168.0.71/24")
+	b := deploytest.NewVM("my-namespace", "moves-in", model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName, Network: &model.VirtualMachineNetworkSpec{Interfaces: static("eth0", "192.168.0.70/24")},
+	})
+	b.Put(t, js, false)
+	b.Deploy(t, vc, js, inventory.PhotonImage)
+	configured(b, "eth0", "192.168.0.70/24")
+
+	a.Spec.Network.Interfaces = static("eth1", "192.168.0.71/24")
+	a.Put(t, js, false)
+	configured(a, "eth1", "192.168.0.71/24")
+}
+
 // addressedVM deploys a VM with one interface on the pooled VM Network and returns it once
 // network reports it ready, with the address it was given.
 func addressedVM(t *testing.T, js jetstream.JetStream, name string) (*deploytest.VM, string) {
