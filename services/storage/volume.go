@@ -28,7 +28,8 @@ import (
 // one whose volume no spec entry asks for any more is detached: the disk is removed and
 // its file kept, then CNS records the detach (a refused removal leaves the attachment as
 // it is, so no other VM can take a volume this one still has; a crash between the two
-// leaves an attachment no VM holds, which attachAll takes as left over). Every step looks
+// leaves an attachment no VM holds, which attachAll takes as left over). Attach and detach
+// each hold the volume's scope across their two steps. Every step looks
 // at the VM first, so a reconcile repeated after a crash finds the disk attached and adds
 // nothing twice.
 
@@ -108,41 +109,39 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 	if err != nil {
 		return volumeReport{}, mvm, err
 	}
-	// The volumes to attach stay held until their disks are added (in ID order, so two
-	// VMs never wait for each other).
-	var toAttach []string
+	// The volumes to attach stay held until their disks are added, and those to detach
+	// until CNS records them detached, so that no other VM attaches a volume between its
+	// two steps (in ID order, so two VMs never wait for each other).
+	d := planDetach(devices, want, heldDisks(vm.Spec.Volumes, prev), mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
+	held := slices.Clone(d.ids)
 	for _, w := range want {
 		if w.problem == "" && volumeDisk(devices, w.cns) == nil {
-			toAttach = append(toAttach, w.cns.id)
+			held = append(held, w.cns.id)
 		}
 	}
-	slices.Sort(toAttach)
+	slices.Sort(held)
 	var rep volumeReport
-	err = a.holdVolumes(ctx, slices.Compact(toAttach), func(ctx context.Context) error {
+	err = a.holdVolumes(ctx, slices.Compact(held), func(ctx context.Context) error {
 		var err error
-		rep, mvm, err = a.apply(ctx, ref, vm, prev, want, vcVM, mvm)
+		rep, mvm, err = a.apply(ctx, ref, want, d, vcVM, mvm)
 		return err
 	})
 	return rep, mvm, err
 }
 
-// apply attaches, grows and detaches the VM's managed volumes as want says, holding the
-// scopes of the volumes it attaches, and reports them.
-func (a *attacher) apply(ctx context.Context, ref events.Ref, vm model.VirtualMachine, prev []model.VirtualMachineVolumeStatus,
-	want []wantVolume, vcVM *object.VirtualMachine, mvm mo.VirtualMachine) (volumeReport, mo.VirtualMachine, error) {
+// apply attaches, grows and detaches (as d says) the VM's managed volumes as want says,
+// holding the scopes of the volumes it attaches and detaches, and reports them.
+func (a *attacher) apply(ctx context.Context, ref events.Ref, want []wantVolume, d detach,
+	vcVM *object.VirtualMachine, mvm mo.VirtualMachine) (volumeReport, mo.VirtualMachine, error) {
 	devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
 	on := mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn
 
 	var changes []types.BaseVirtualDeviceConfigSpec
 	var pending []placedVolume // the volumes to attach, each at its slot
 	s := newSlots(devices)
-	keep := map[string]bool{} // volume IDs the spec still asks for
-	expanding := false        // a claim asks for more than its volume has yet
+	expanding := false // a claim asks for more than its volume has yet
 	for i := range want {
 		w := &want[i]
-		if w.cns.id != "" {
-			keep[w.cns.id] = true
-		}
 		if w.problem != "" {
 			continue
 		}
@@ -163,9 +162,7 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, vm model.VirtualMa
 		return volumeReport{}, mvm, err
 	}
 	changes = append(changes, adds...)
-	held := heldDisks(vm.Spec.Volumes, prev)
-	removes, detached := removed(devices, keep, held, on)
-	changes = append(changes, removes...)
+	changes = append(changes, d.removes...)
 
 	var reconfigureErr error
 	if len(changes) > 0 {
@@ -176,7 +173,7 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, vm model.VirtualMa
 		}
 		// vCenter refused: the attachments recorded for the disks it did not add go; else
 		// those of the disks it removed do.
-		gone := detached
+		gone := d.ids
 		if reconfigureErr != nil {
 			gone = attached
 		}
@@ -187,10 +184,10 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, vm model.VirtualMa
 			return volumeReport{}, mvm, err
 		}
 	}
-	rep := report(want, object.VirtualDeviceList(mvm.Config.Hardware.Device), mvm.LayoutEx, held, reconfigureErr)
+	rep := report(want, object.VirtualDeviceList(mvm.Config.Hardware.Device), mvm.LayoutEx, d.held, reconfigureErr)
 	if on {
 		for id, disk := range cnsDisks(object.VirtualDeviceList(mvm.Config.Hardware.Device)) {
-			if _, ok := held[vcenter.BackingOf(disk).UUID]; !ok && !keep[id] && isIDE(devices, disk) {
+			if _, ok := d.held[vcenter.BackingOf(disk).UUID]; !ok && !d.keep[id] && isIDE(devices, disk) {
 				rep.problems = append(rep.problems, fmt.Sprintf("volume %s is on an IDE controller, which cannot remove a disk while the VM is powered on", id))
 			}
 		}
@@ -198,20 +195,32 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, vm model.VirtualMa
 	return rep, mvm, nil
 }
 
-// removed are the removals of the disks vmop attached whose volume no entry names any
-// more, unless the last report gave the disk to an entry still there whose claim cannot be
-// read now, and their volume IDs. IDE disks of a running VM stay (no hot-remove).
-func removed(devices object.VirtualDeviceList, keep map[string]bool, held map[string]string, on bool) ([]types.BaseVirtualDeviceConfigSpec, []string) {
-	var removes []types.BaseVirtualDeviceConfigSpec
-	var ids []string
+// detach is what a reconcile detaches: the removals of the disks vmop attached whose
+// volume no entry names any more (keep), unless the last report gave the disk to an entry
+// still there whose claim cannot be read now (held), and their volume IDs. IDE disks of a
+// running VM stay (no hot-remove).
+type detach struct {
+	keep    map[string]bool   // volume IDs the spec still asks for
+	held    map[string]string // heldDisks
+	removes []types.BaseVirtualDeviceConfigSpec
+	ids     []string
+}
+
+func planDetach(devices object.VirtualDeviceList, want []wantVolume, held map[string]string, on bool) detach {
+	d := detach{keep: map[string]bool{}, held: held}
+	for _, w := range want {
+		if w.cns.id != "" {
+			d.keep[w.cns.id] = true
+		}
+	}
 	for id, disk := range cnsDisks(devices) {
-		if _, ok := held[vcenter.BackingOf(disk).UUID]; ok || keep[id] || (on && isIDE(devices, disk)) {
+		if _, ok := held[vcenter.BackingOf(disk).UUID]; ok || d.keep[id] || (on && isIDE(devices, disk)) {
 			continue
 		}
-		ids = append(ids, id)
-		removes = append(removes, removeDisk(disk))
+		d.ids = append(d.ids, id)
+		d.removes = append(d.removes, removeDisk(disk))
 	}
-	return removes, ids
+	return d
 }
 
 // resolve reads each volume's claim and its CNS volume. CNS is asked only about volumes

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/vcenter"
@@ -140,4 +142,49 @@ func attachedInCNS(t *testing.T, id string, vm types.ManagedObjectReference) boo
 		t.Fatal(err)
 	}
 	return false
+}
+
+// A disk's removal holds its volume's scope until CNS records the detach, as an attach
+// holds it until the disk is added: no other VM attaches the volume between the two
+// steps, neither taking the attachment still recorded for a left-over one nor having it
+// cleared under it.
+func TestDetachHoldsTheVolumesScope(t *testing.T) {
+	js := startService(t)
+	pvc := boundClaim(t, js, "scoped-pvc", "8Gi", model.AccessModeReadWriteOnce)
+	v := upgradedVM("my-namespace", "scoped", vmSpec(claimVolume("data", "scoped-pvc")))
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	volumesVerified(t, js, v, "True")
+
+	removing := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	vc.Sim.Intercept(func(_ *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+		if req, ok := m.Body.(*types.ReconfigVM_Task); ok && m.This == vm.Reference() && removesDevice(req.Spec) {
+			once.Do(func() { close(removing) })
+			<-release
+		}
+		return nil, nil
+	})
+	t.Cleanup(func() { vc.Sim.Intercept(nil) })
+	v.Spec.Volumes = nil
+	v.Put(t, js, false)
+	select {
+	case <-removing:
+	case <-t.Context().Done():
+		t.Fatal("the disk's removal never reached vCenter")
+	}
+	leases, err := events.Leases(t.Context(), js, model.ServiceStorage)
+	var holder []byte
+	if err == nil {
+		var e jetstream.KeyValueEntry
+		if e, err = leases.Get(t.Context(), events.ScopeLeaseKey(scopeVolumes, pvc.volumeID)); err == nil {
+			holder = e.Value() // empty: freed
+		}
+	}
+	close(release)
+	if len(holder) == 0 {
+		t.Errorf("the volume's scope while its disk is removed: free (%v), want it held", err)
+	}
+	waitFor(t, "the disk removed", func() bool { return len(disksOf(t, vm)[pvc.volumeID]) == 0 })
 }
