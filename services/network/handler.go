@@ -106,7 +106,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	if prevStatus.Network != nil {
 		prevConfig = prevStatus.Network.Config
 	}
-	plans, err := h.plan(ctx, o.Meta.UID, ifaces, prevConfig)
+	plans, err := h.plan(ctx, o.Meta.UID, ifaces, prevConfig, guestUses(mvm))
 	if msg, ok := planProblem(err); ok {
 		problem, plans, err = joinProblems(problem, msg), nil, nil
 	}

@@ -26,7 +26,8 @@ import (
 // own claim (a redelivery, a crash before its slice was published) keeps it. A static
 // address in the range a pool hands out is claimed the same way (claimStatic). An address
 // the VM's interfaces no longer have (changed, or its interface removed or renamed) is
-// released when the VM is next planned (releaseAddresses). Deleting the
+// released by the first plan that finds its guest not using it (releaseAddresses); a
+// renamed interface takes its static address over. Deleting the
 // VM releases its claims, found in the record "held.<vm uid>" that lists them. The claimed
 // address is what the guest is configured with (status.network.config), not what it is
 // said to have: status.network.primaryIP4 is only ever what the guest reports (guest.go).
@@ -108,15 +109,29 @@ func (a *allocator) claim(ctx context.Context, p pool, holder string, prev netip
 // claimStatic claims for holder the static address addr when p hands it out, so the pool
 // never gives it to another interface, and an address the pool gave another interface is
 // not configured twice.
-func (a *allocator) claimStatic(ctx context.Context, p pool, holder string, addr netip.Addr) error {
+func (a *allocator) claimStatic(ctx context.Context, p pool, holder string, addr netip.Addr, gone func(holder string) bool) error {
 	if p.index(addr) == p.size {
 		return nil // not one the pool hands out: the gateway, or outside its range
 	}
-	ok, err := a.take(ctx, addr.String(), holder)
-	if err == nil && !ok {
-		err = fmt.Errorf("static address %s is %w", addr, errAddressHeld)
+	key := addr.String()
+	for {
+		ok, err := a.take(ctx, key, holder)
+		if err != nil || ok {
+			return err
+		}
+		e, err := a.kv.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			continue // released meanwhile
+		case err != nil:
+			return fmt.Errorf("read claim %s: %w", key, err)
+		case !gone(string(e.Value())):
+			return fmt.Errorf("static address %s is %w", addr, errAddressHeld)
+		}
+		if _, err := a.kv.Update(ctx, key, []byte(holder), e.Revision()); err == nil || !isWrongRevision(err) {
+			return err // the interface renamed keeps its address
+		}
 	}
-	return err
 }
 
 // claimFirst claims for holder the first it can of the n keys key(0) to key(n-1): the one
@@ -228,7 +243,7 @@ func (a *allocator) release(ctx context.Context, uid string) error {
 
 // releaseAddresses gives up the VM uid's address claims (not its MACs) that used does not
 // keep: those of an interface removed or renamed, or replaced by another address.
-func (a *allocator) releaseAddresses(ctx context.Context, uid string, used func(addr, holder string) bool) error {
+func (a *allocator) releaseAddresses(ctx context.Context, uid string, used func(addr string) bool) error {
 	for {
 		rec, err := a.kv.Get(ctx, heldKey(uid))
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -243,15 +258,20 @@ func (a *allocator) releaseAddresses(ctx context.Context, uid string, used func(
 				kept = append(kept, key) // a MAC: its adapter goes in a reconfigure of its own
 				continue
 			}
+			if used(key) {
+				kept = append(kept, key)
+				continue
+			}
 			e, err := a.kv.Get(ctx, key)
 			switch {
 			case errors.Is(err, jetstream.ErrKeyNotFound):
+				// recorded before it is made (take): it may be made yet
+				kept = append(kept, key)
 				continue
 			case err != nil:
 				return fmt.Errorf("read claim %s: %w", key, err)
-			case !strings.HasPrefix(string(e.Value()), uid+"/"), used(key, string(e.Value())):
-				kept = append(kept, key)
-				continue
+			case !strings.HasPrefix(string(e.Value()), uid+"/"):
+				continue // another VM's: the record was left by a claim that lost
 			}
 			err = a.kv.Delete(ctx, key, jetstream.LastRevision(e.Revision()))
 			if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) && !isWrongRevision(err) {

@@ -135,17 +135,17 @@ func TestStaticClaims(t *testing.T) {
 	a := &allocator{kv: kv, pools: pools}
 	ctx := t.Context()
 	static := p.at(2)
-	if err := a.claimStatic(ctx, p, holder("vm-s", "eth0"), static); err != nil {
+	if err := a.claimStatic(ctx, p, holder("vm-s", "eth0"), static, noneGone); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.claimStatic(ctx, p, holder("vm-s", "eth0"), static); err != nil {
+	if err := a.claimStatic(ctx, p, holder("vm-s", "eth0"), static, noneGone); err != nil {
 		t.Errorf("claiming its own static address again: %v", err)
 	}
-	if err := a.claimStatic(ctx, p, holder("vm-t", "eth0"), static); !errors.Is(err, errAddressHeld) {
+	if err := a.claimStatic(ctx, p, holder("vm-t", "eth0"), static, noneGone); !errors.Is(err, errAddressHeld) {
 		t.Errorf("another interface's static claim of %s: %v, want %v", static, err, errAddressHeld)
 	}
 	for _, outside := range []netip.Addr{p.gateway, netip.MustParseAddr("10.2.0.5")} {
-		if err := a.claimStatic(ctx, p, holder("vm-t", "eth0"), outside); err != nil {
+		if err := a.claimStatic(ctx, p, holder("vm-t", "eth0"), outside, noneGone); err != nil {
 			t.Errorf("static %s: %v, want nothing claimed", outside, err)
 		}
 		if _, err := kv.Get(ctx, outside.String()); err == nil {
@@ -166,6 +166,14 @@ func TestStaticClaims(t *testing.T) {
 	if _, err := a.claim(ctx, p, holder("vm-p", "last"), netip.Addr{}); !errors.Is(err, errPoolExhausted) {
 		t.Errorf("claim from a pool whose addresses are all held: %v, want %v", err, errPoolExhausted)
 	}
+	// vm-s's interface renamed: the new name takes the address over from the gone one.
+	renamed := func(h string) bool { return h == holder("vm-s", "eth0") }
+	if err := a.claimStatic(ctx, p, holder("vm-s", "eth1"), static, renamed); err != nil {
+		t.Errorf("static claim of %s by the renamed interface: %v", static, err)
+	}
+	if e, err := kv.Get(ctx, static.String()); err != nil || string(e.Value()) != holder("vm-s", "eth1") {
+		t.Errorf("claim of %s after the rename: %v, want held by %s", static, err, holder("vm-s", "eth1"))
+	}
 	if err := a.release(ctx, "vm-s"); err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +182,11 @@ func TestStaticClaims(t *testing.T) {
 	}
 }
 
+func noneGone(string) bool { return false }
+
 // Releasing the addresses a VM no longer uses frees those alone: its MACs, the addresses
-// it keeps and other holders' claims stay, and its record lists what it still holds.
+// it keeps, other holders' claims and a claim recorded but not made yet stay; its record
+// lists what it may still hold.
 func TestReleaseAddresses(t *testing.T) {
 	kv := ipamBucket(t)
 	a := &allocator{kv: kv}
@@ -185,10 +196,12 @@ func TestReleaseAddresses(t *testing.T) {
 			t.Fatalf("claim %s for %s: %v %v", key, holder, ok, err)
 		}
 	}
-	if err := a.record(ctx, "vm-a", "10.0.0.4"); err != nil { // a stale record of another's claim
-		t.Fatal(err)
+	for _, key := range []string{"10.0.0.4", "10.0.0.5"} { // another's claim; one not made yet
+		if err := a.record(ctx, "vm-a", key); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := a.releaseAddresses(ctx, "vm-a", func(addr, _ string) bool { return addr == "10.0.0.2" }); err != nil {
+	if err := a.releaseAddresses(ctx, "vm-a", func(addr string) bool { return addr == "10.0.0.2" }); err != nil {
 		t.Fatal(err)
 	}
 	for key, want := range map[string]string{"10.0.0.2": "vm-a/eth0", "10.0.0.3": "", "00-50-56-00-00-01": "vm-a/eth1", "10.0.0.4": "vm-b/eth0"} {
@@ -201,29 +214,26 @@ func TestReleaseAddresses(t *testing.T) {
 			t.Errorf("claim %s held by %q, want %q", key, got, want)
 		}
 	}
-	e, err := kv.Get(ctx, heldKey("vm-a"))
-	if err != nil {
-		t.Fatal(err)
+	record := func() []string {
+		e, err := kv.Get(ctx, heldKey("vm-a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Split(string(e.Value()), "\n")
+		slices.Sort(got)
+		return got
 	}
-	got := strings.Split(string(e.Value()), "\n")
-	slices.Sort(got)
-	if want := []string{"00-50-56-00-00-01", "10.0.0.2", "10.0.0.4"}; !slices.Equal(got, want) {
+	if got, want := record(), []string{"00-50-56-00-00-01", "10.0.0.2", "10.0.0.5"}; !slices.Equal(got, want) {
 		t.Errorf("record %v, want %v", got, want)
 	}
-	if err := a.releaseAddresses(ctx, "vm-a", func(string, string) bool { return false }); err != nil {
+	if err := a.releaseAddresses(ctx, "vm-a", func(string) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := kv.Get(ctx, "10.0.0.2"); err == nil {
 		t.Error("10.0.0.2 still claimed once vm-a uses no address")
 	}
-	e, err = kv.Get(ctx, heldKey("vm-a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = strings.Split(string(e.Value()), "\n")
-	slices.Sort(got)
-	if want := []string{"00-50-56-00-00-01", "10.0.0.4"}; !slices.Equal(got, want) {
-		t.Errorf("record once vm-a uses no address: %v, want %v (its MAC, and the claim it does not hold)", got, want)
+	if got, want := record(), []string{"00-50-56-00-00-01", "10.0.0.5"}; !slices.Equal(got, want) {
+		t.Errorf("record once vm-a uses no address: %v, want %v", got, want)
 	}
 }
 

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"strings"
+
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/model"
@@ -49,18 +53,13 @@ func networkName(ifc model.VirtualMachineNetworkInterfaceSpec) string {
 // otherwise an address claimed from the network's pool, with the pool's gateway unless
 // the spec names one (or None). prev is the configuration of the previous slice, whose
 // addresses are claimed again first.
-func (h *handler) plan(ctx context.Context, uid string, ifaces []model.VirtualMachineNetworkInterfaceSpec, prev *model.VirtualMachineNetworkConfigStatus) ([]ifacePlan, error) {
-	// An address of an interface that is gone (removed, or renamed) is free again first:
-	// the renamed interface may ask for it.
+func (h *handler) plan(ctx context.Context, uid string, ifaces []model.VirtualMachineNetworkInterfaceSpec, prev *model.VirtualMachineNetworkConfigStatus, inUse map[string]bool) ([]ifacePlan, error) {
+	// A static address an interface that is gone (renamed) held passes to the one asking.
 	named := map[string]bool{}
 	for _, ifc := range ifaces {
 		named[holder(uid, ifc.Name)] = true
 	}
-	if previously(prev, func(iface, _ string) bool { return !named[holder(uid, iface)] }) {
-		if err := h.ipam.releaseAddresses(ctx, uid, func(_, holder string) bool { return named[holder] }); err != nil {
-			return nil, err
-		}
-	}
+	gone := func(h string) bool { return strings.HasPrefix(h, uid+"/") && !named[h] }
 	plans := make([]ifacePlan, 0, len(ifaces))
 	for _, ifc := range ifaces {
 		p := ifacePlan{spec: ifc, network: networkName(ifc), dhcp4: ifc.DHCP4, dhcp6: ifc.DHCP6}
@@ -68,7 +67,7 @@ func (h *handler) plan(ctx context.Context, uid string, ifaces []model.VirtualMa
 		switch {
 		case len(ifc.Addresses) > 0:
 			if pooled {
-				if err := h.claimStatic(ctx, pool, holder(uid, ifc.Name), ifc.Addresses); err != nil {
+				if err := h.claimStatic(ctx, pool, holder(uid, ifc.Name), ifc.Addresses, gone); err != nil {
 					return nil, fmt.Errorf("address of %s on %q: %w", ifc.Name, p.network, err)
 				}
 			}
@@ -95,49 +94,54 @@ func (h *handler) plan(ctx context.Context, uid string, ifaces []model.VirtualMa
 		}
 		plans = append(plans, p)
 	}
-	// Then those the interfaces no longer have (an address changed, a static one replaced
-	// by the pool's or DHCP).
-	planned := map[string]bool{}
+	// An address the interfaces no longer have (changed, replaced by the pool's or DHCP,
+	// its interface removed or renamed) is released once the guest does not use it any
+	// more: until then another VM given it would clash with this one.
+	used := maps.Clone(inUse)
 	for _, p := range plans {
 		for _, a := range p.addresses {
 			if prefix, err := netip.ParsePrefix(a); err == nil {
-				planned[prefix.Addr().String()] = true
+				used[prefix.Addr().String()] = true
 			}
 		}
 	}
-	if previously(prev, func(_, addr string) bool { return !planned[addr] }) {
-		if err := h.ipam.releaseAddresses(ctx, uid, func(addr, _ string) bool { return planned[addr] }); err != nil {
-			return nil, err
-		}
+	if err := h.ipam.releaseAddresses(ctx, uid, func(addr string) bool { return used[addr] }); err != nil {
+		return nil, err
 	}
 	return plans, nil
 }
 
-// previously tells whether an address of the previous configuration matches: what was
-// planned before is what was claimed, so releasing is only worth a look when it changed.
-func previously(prev *model.VirtualMachineNetworkConfigStatus, match func(iface, addr string) bool) bool {
-	if prev == nil {
-		return false
+// guestUses are the addresses the VM's guest reports while it runs (or is suspended).
+func guestUses(mvm mo.VirtualMachine) map[string]bool {
+	out := map[string]bool{}
+	if mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOff || mvm.Guest == nil {
+		return out
 	}
-	for _, i := range prev.Interfaces {
-		if i.IP == nil {
-			continue
+	add := func(a string) {
+		if ip, err := netip.ParseAddr(a); err == nil {
+			out[ip.String()] = true
 		}
-		for _, a := range i.IP.Addresses {
-			if p, err := netip.ParsePrefix(a); err == nil && match(i.Name, p.Addr().String()) {
-				return true
+	}
+	add(mvm.Guest.IpAddress)
+	for _, nic := range mvm.Guest.Net {
+		for _, a := range nic.IpAddress {
+			add(a)
+		}
+		if nic.IpConfig != nil {
+			for _, a := range nic.IpConfig.IpAddress {
+				add(a.IpAddress)
 			}
 		}
 	}
-	return false
+	return out
 }
 
 // claimStatic claims the static addresses of an interface on a pooled network (admission
-// checked their form).
-func (h *handler) claimStatic(ctx context.Context, p pool, holder string, addresses []string) error {
+// checked their form); one a gone holder has passes to holder.
+func (h *handler) claimStatic(ctx context.Context, p pool, holder string, addresses []string, gone func(holder string) bool) error {
 	for _, a := range addresses {
 		if prefix, err := netip.ParsePrefix(a); err == nil {
-			if err := h.ipam.claimStatic(ctx, p, holder, prefix.Addr()); err != nil {
+			if err := h.ipam.claimStatic(ctx, p, holder, prefix.Addr(), gone); err != nil {
 				return err
 			}
 		}

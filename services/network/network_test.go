@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go/jetstream"
@@ -18,6 +19,7 @@ import (
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -427,8 +429,9 @@ func TestStaticAddressHeldByAnotherVM(t *testing.T) {
 	}
 }
 
-// A static address the VM no longer has is free again: moved to another address, it can
-// be given to another VM; an interface renamed keeps its address.
+// A static address the VM no longer has is free again once its guest does not use it:
+// moved to another address, it can then be given to another VM, which is refused it while
+// the first VM's guest still runs with it; an interface renamed keeps its address.
 func TestStaticAddressMovesBetweenVMs(t *testing.T) {
 	js := startService(t)
 	static := func(name, addr string) []model.VirtualMachineNetworkInterfaceSpec {
@@ -436,21 +439,30 @@ func TestStaticAddressMovesBetweenVMs(t *testing.T) {
 			Name: name, Network: &model.PartialObjectRef{Name: "VM Network"}, Addresses: []string{addr}, Gateway4: "192.168.0.1",
 		}}
 	}
+	networkReady := func(v *deploytest.VM, what string, ok func(c metav1.Condition, cfg *model.VirtualMachineNetworkConfigStatus) bool) {
+		t.Helper()
+		v.WaitStatus(t, js, model.ServiceNetwork, what, func(s events.Slice, st model.VirtualMachineStatus) bool {
+			var cfg *model.VirtualMachineNetworkConfigStatus
+			if st.Network != nil {
+				cfg = st.Network.Config
+			}
+			return s.Generation == v.Generation() && ok(findCondition(st, model.ConditionNetworkReady), cfg)
+		})
+	}
 	configured := func(v *deploytest.VM, iface, addr string) {
 		t.Helper()
-		v.WaitStatus(t, js, model.ServiceNetwork, iface+" at "+addr, func(s events.Slice, st model.VirtualMachineStatus) bool {
-			c := findCondition(st, model.ConditionNetworkReady)
-			return s.Generation == v.Generation() && c.Status == "True" && st.Network != nil && st.Network.Config != nil &&
-				len(st.Network.Config.Interfaces) == 1 && st.Network.Config.Interfaces[0].Name == iface &&
-				st.Network.Config.Interfaces[0].IP.Addresses[0] == addr
+		networkReady(v, iface+" at "+addr, func(c metav1.Condition, cfg *model.VirtualMachineNetworkConfigStatus) bool {
+			return c.Status == "True" && cfg != nil && len(cfg.Interfaces) == 1 && cfg.Interfaces[0].Name == iface &&
+				cfg.Interfaces[0].IP.Addresses[0] == addr
 		})
 	}
 	a := deploytest.NewVM("my-namespace", "moves-away", model.VirtualMachineSpec{
 		ClassName: inventory.SeedClassName, Network: &model.VirtualMachineNetworkSpec{Interfaces: static("eth0", "192.168.0.70/24")},
 	})
 	a.Put(t, js, false)
-	a.Deploy(t, vc, js, inventory.PhotonImage)
+	aVM := a.Deploy(t, vc, js, inventory.PhotonImage)
 	configured(a, "eth0", "192.168.0.70/24")
+	powerOn(t, aVM) // its guest customized with .70
 
 	a.Spec.Network.Interfaces = static("eth0", "192.168.0.71/24")
 	a.Put(t, js, false)
@@ -460,11 +472,49 @@ func TestStaticAddressMovesBetweenVMs(t *testing.T) {
 	})
 	b.Put(t, js, false)
 	b.Deploy(t, vc, js, inventory.PhotonImage)
+	networkReady(b, "refused while the other guest uses it", func(c metav1.Condition, _ *model.VirtualMachineNetworkConfigStatus) bool {
+		return c.Status == "False" && strings.Contains(c.Message, "192.168.0.70 is held by another interface")
+	})
+
+	// Powered off (to boot with its new address), its guest uses .70 no more.
+	if task, err := aVM.PowerOff(t.Context()); err != nil || task.Wait(t.Context()) != nil {
+		t.Fatalf("power off: %v", err)
+	}
+	a.Annotations = map[string]string{"test.vmop.dev/look-again": "1"} // a change: looked at again
+	a.Put(t, js, false)
+	waitReleased(t, js, "192.168.0.70")
+	b.Annotations = map[string]string{"test.vmop.dev/look-again": "1"}
+	b.Put(t, js, false)
 	configured(b, "eth0", "192.168.0.70/24")
 
 	a.Spec.Network.Interfaces = static("eth1", "192.168.0.71/24")
 	a.Put(t, js, false)
 	configured(a, "eth1", "192.168.0.71/24")
+}
+
+// waitReleased waits until the IPAM bucket's claim of key is deleted.
+func waitReleased(t *testing.T, js jetstream.JetStream, key string) {
+	t.Helper()
+	kv, err := events.IPAM(t.Context(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := kv.Watch(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop() //nolint:errcheck // the test's end stops it too
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case e := <-w.Updates():
+			if e != nil && e.Operation() != jetstream.KeyValuePut {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("claim %s not released before the deadline", key)
+		}
+	}
 }
 
 // addressedVM deploys a VM with one interface on the pooled VM Network and returns it once
