@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -47,8 +48,18 @@ func (f *finalizer) emptied(ctx context.Context, namespace string) (bool, error)
 	if empty, err := f.empty(ctx, namespace); err != nil || !empty {
 		return false, err
 	}
-	if err := f.current(ctx); err != nil {
-		return false, err
+	// Until it gets there (heavy traffic), it asks again: nothing else would.
+	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+		err := f.current(ctx)
+		if err == nil {
+			break
+		}
+		f.log.Warn("the read model is behind the streams; the namespace waits", "namespace", namespace, "err", err)
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(wait):
+		}
 	}
 	return f.empty(ctx, namespace)
 }
