@@ -38,14 +38,8 @@ func TestNewPools(t *testing.T) {
 // A holder gets the same address every time; an address held by another is skipped;
 // a previous address is kept; release frees exactly the VM's claims.
 func TestClaims(t *testing.T) {
-	kv := ipamBucket(t)
-	pools, err := newPools(map[string]netip.Prefix{"net": netip.MustParsePrefix("10.1.0.0/29")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := pools["net"]
-	a := &allocator{kv: kv, pools: pools}
-	ctx := t.Context()
+	a, p := smallPool(t)
+	kv, ctx := a.kv, t.Context()
 
 	first, err := a.claim(ctx, p, holder("vm-a", "eth0"), netip.Addr{})
 	if err != nil {
@@ -126,14 +120,8 @@ func TestClaims(t *testing.T) {
 // another interface cannot have it statically too, and its VM's release frees it. The
 // gateway and addresses outside the pool are nobody's to claim.
 func TestStaticClaims(t *testing.T) {
-	kv := ipamBucket(t)
-	pools, err := newPools(map[string]netip.Prefix{"net": netip.MustParsePrefix("10.1.0.0/29")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := pools["net"]
-	a := &allocator{kv: kv, pools: pools}
-	ctx := t.Context()
+	a, p := smallPool(t)
+	kv, ctx := a.kv, t.Context()
 	static := p.at(2)
 	if err := a.claimStatic(ctx, p, holder("vm-s", "eth0"), static, noneGone); err != nil {
 		t.Fatal(err)
@@ -262,6 +250,17 @@ func TestRecordConcurrently(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("record = %v, want %v", got, want)
 	}
+}
+
+// smallPool is an allocator over a fresh IPAM bucket with one pool of 5 addresses,
+// 10.1.0.0/29.
+func smallPool(t *testing.T) (*allocator, pool) {
+	t.Helper()
+	pools, err := newPools(map[string]netip.Prefix{"net": netip.MustParsePrefix("10.1.0.0/29")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &allocator{kv: ipamBucket(t), pools: pools}, pools["net"]
 }
 
 // ipamBucket is the IPAM bucket in a fresh NATS of the test's own.

@@ -171,3 +171,21 @@ func (h *harness) extraConfig(v *testVM, key string) string {
 	}
 	return ""
 }
+
+// askRestart asks for a restart of v now by mode and returns its time.
+func (h *harness) askRestart(v *testVM, mode model.PowerOpMode) time.Time {
+	h.t.Helper()
+	at := time.Now().UTC()
+	h.change(v, func(vm *model.VirtualMachine) {
+		vm.Spec.NextRestartTime, vm.Spec.RestartMode = at.Format(time.RFC3339Nano), mode
+	})
+	return at
+}
+
+// waitRestarted waits until power reports v running, restarted at at.
+func (h *harness) waitRestarted(v *testVM, at time.Time) {
+	h.t.Helper()
+	h.waitStatus(v, "restarted", func(s sliceStatus) bool {
+		return synced(model.PowerStateOn)(s) && s.Status.LastRestartTime != nil && s.Status.LastRestartTime.Unix() == at.Unix()
+	})
+}

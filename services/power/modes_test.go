@@ -178,13 +178,8 @@ func TestRestartOnce(t *testing.T) {
 			if tt.tools {
 				h.fakeTools(v)
 			}
-			at := time.Now().UTC()
-			h.change(v, func(vm *model.VirtualMachine) {
-				vm.Spec.NextRestartTime, vm.Spec.RestartMode = at.Format(time.RFC3339Nano), tt.mode
-			})
-			h.waitStatus(v, "restarted", func(s sliceStatus) bool {
-				return synced(model.PowerStateOn)(s) && s.Status.LastRestartTime != nil && s.Status.LastRestartTime.Unix() == at.Unix()
-			})
+			at := h.askRestart(v, tt.mode)
+			h.waitRestarted(v, at)
 			// Delivered again: the same record stored once more, then reconciled by two
 			// more reconcilers after the service stopped.
 			h.putSpec(v)
@@ -213,10 +208,7 @@ func TestSoftRestartWaitsForTools(t *testing.T) {
 	h := startWith(t, power.Config{SoftRetry: 200 * time.Millisecond})
 	calls := h.watchCalls()
 	v := h.powered("soft-restart")
-	at := time.Now().UTC()
-	h.change(v, func(vm *model.VirtualMachine) {
-		vm.Spec.NextRestartTime, vm.Spec.RestartMode = at.Format(time.RFC3339Nano), model.PowerOpModeSoft
-	})
+	at := h.askRestart(v, model.PowerOpModeSoft)
 	h.waitStatus(v, "waiting for Tools", notSynced(model.ReasonNotSynced,
 		"desired PoweredOn, observed PoweredOn: restart requested at "+at.Format(time.RFC3339Nano)+" waits: VMware Tools are not running, restartMode Soft needs them"))
 	if n := calls.count(v, callReboot) + calls.count(v, callReset); n != 0 {

@@ -20,10 +20,7 @@ func TestRefusedRestartIsMadeOnTheNextTry(t *testing.T) {
 	calls := h.watchCalls()
 	v := h.powered("refused-restart")
 	calls.refuseAll(v, callReset, &types.InvalidState{})
-	at := time.Now().UTC()
-	h.change(v, func(vm *model.VirtualMachine) {
-		vm.Spec.NextRestartTime, vm.Spec.RestartMode = at.Format(time.RFC3339Nano), model.PowerOpModeHard
-	})
+	at := h.askRestart(v, model.PowerOpModeHard)
 	refused := h.waitStatus(v, "restart refused", notSynced(model.ReasonNotSynced, "reset failed"))
 	if refused.Status.LastRestartTime != nil {
 		t.Errorf("lastRestartTime %v for a restart vCenter refused", refused.Status.LastRestartTime)
@@ -38,9 +35,7 @@ func TestRefusedRestartIsMadeOnTheNextTry(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.run()
-	h.waitStatus(v, "restarted on the next try", func(s sliceStatus) bool {
-		return synced(model.PowerStateOn)(s) && s.Status.LastRestartTime != nil && s.Status.LastRestartTime.Unix() == at.Unix()
-	})
+	h.waitRestarted(v, at)
 	if n := calls.count(v, callReset) - refusedResets; n != 1 {
 		t.Errorf("%d resets once vCenter accepted them, want one", n)
 	}
@@ -52,13 +47,8 @@ func TestRestartBehindAnotherTaskIsTriedAgain(t *testing.T) {
 	calls := h.watchCalls()
 	v := h.powered("restart-behind-task")
 	calls.failNext(v, callReset, &types.TaskInProgress{})
-	at := time.Now().UTC()
-	h.change(v, func(vm *model.VirtualMachine) {
-		vm.Spec.NextRestartTime, vm.Spec.RestartMode = at.Format(time.RFC3339Nano), model.PowerOpModeHard
-	})
-	h.waitStatus(v, "restarted", func(s sliceStatus) bool {
-		return synced(model.PowerStateOn)(s) && s.Status.LastRestartTime != nil && s.Status.LastRestartTime.Unix() == at.Unix()
-	})
+	at := h.askRestart(v, model.PowerOpModeHard)
+	h.waitRestarted(v, at)
 	if n := calls.count(v, callReset); n != 2 {
 		t.Errorf("%d resets, want the one another task held back and the one that restarted it", n)
 	}
@@ -75,13 +65,8 @@ func TestRestartRecordTakenBackBehindAnotherTask(t *testing.T) {
 	v := h.powered("record-behind-task")
 	calls.failNext(v, callReset, &types.TaskInProgress{})
 	calls.failNext(v, callReconfigure, nil, &types.TaskInProgress{}) // the record passes, its undo meets the task
-	at := time.Now().UTC()
-	h.change(v, func(vm *model.VirtualMachine) {
-		vm.Spec.NextRestartTime, vm.Spec.RestartMode = at.Format(time.RFC3339Nano), model.PowerOpModeHard
-	})
-	h.waitStatus(v, "restarted", func(s sliceStatus) bool {
-		return synced(model.PowerStateOn)(s) && s.Status.LastRestartTime != nil && s.Status.LastRestartTime.Unix() == at.Unix()
-	})
+	at := h.askRestart(v, model.PowerOpModeHard)
+	h.waitRestarted(v, at)
 	if n := calls.count(v, callReset); n != 2 {
 		t.Errorf("%d resets, want the one another task held back and the one that restarted it", n)
 	}

@@ -71,11 +71,7 @@ func TestAttachAfterCNSAttachedOnly(t *testing.T) {
 // detached in both.
 func TestRefusedDiskRemovalKeepsTheCNSAttachment(t *testing.T) {
 	js := startService(t)
-	pvc := boundClaim(t, js, "kept-pvc", "8Gi", model.AccessModeReadWriteOnce)
-	v := upgradedVM("my-namespace", "refused-removal", vmSpec(claimVolume("data", "kept-pvc")))
-	v.Put(t, js, false)
-	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
-	volumesVerified(t, js, v, "True")
+	pvc, v, vm := attachedClaim(t, js, "kept-pvc", "refused-removal")
 
 	var refused atomic.Int32
 	var refuse atomic.Bool
@@ -150,11 +146,7 @@ func attachedInCNS(t *testing.T, id string, vm types.ManagedObjectReference) boo
 // cleared under it.
 func TestDetachHoldsTheVolumesScope(t *testing.T) {
 	js := startService(t)
-	pvc := boundClaim(t, js, "scoped-pvc", "8Gi", model.AccessModeReadWriteOnce)
-	v := upgradedVM("my-namespace", "scoped", vmSpec(claimVolume("data", "scoped-pvc")))
-	v.Put(t, js, false)
-	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
-	volumesVerified(t, js, v, "True")
+	pvc, v, vm := attachedClaim(t, js, "scoped-pvc", "scoped")
 
 	removing := make(chan struct{})
 	release := make(chan struct{})

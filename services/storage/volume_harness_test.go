@@ -186,3 +186,15 @@ func volumeStatus(st model.VirtualMachineStatus, name string) *model.VirtualMach
 func ctxTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
 }
+
+// attachedClaim deploys a VM named vmName whose volume "data" is a bound 8Gi ReadWriteOnce
+// claim named claimName, and returns them once the volume is attached.
+func attachedClaim(t *testing.T, js jetstream.JetStream, claimName, vmName string) (*testClaim, *deploytest.VM, *object.VirtualMachine) {
+	t.Helper()
+	pvc := boundClaim(t, js, claimName, "8Gi", model.AccessModeReadWriteOnce)
+	v := upgradedVM("my-namespace", vmName, vmSpec(claimVolume("data", claimName)))
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	volumesVerified(t, js, v, "True")
+	return pvc, v, vm
+}

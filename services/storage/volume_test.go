@@ -220,11 +220,7 @@ func TestVolumeProblems(t *testing.T) {
 // is reported attached with the error, and nothing is detached.
 func TestUnreadableClaimKeepsItsDisk(t *testing.T) {
 	js := startService(t)
-	pvc := boundClaim(t, js, "kept-pvc", "8Gi", model.AccessModeReadWriteOnce)
-	v := upgradedVM("my-namespace", "keeps", vmSpec(claimVolume("data", "kept-pvc")))
-	v.Put(t, js, false)
-	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
-	volumesVerified(t, js, v, "True")
+	pvc, v, vm := attachedClaim(t, js, "kept-pvc", "keeps")
 
 	if _, err := events.AppendSpec(t.Context(), js, pvc.ref, events.OpDelete, nil, pvc.seq, nil); err != nil {
 		t.Fatal(err)
