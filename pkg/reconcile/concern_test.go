@@ -49,7 +49,13 @@ func countingFunc(calls *atomic.Int32) reconcile.Func {
 				return reconcile.Result{}, err
 			}
 		}
-		conds := reconcile.NewConditionSet(nil, o.Meta.Generation, time.Now())
+		// Kept from the previous slice, as a service keeps them: a transition time read
+		// from the clock anew would change the slice whenever a second went by.
+		prev, err := reconcile.SliceConditions(o.Slices[concernCfg.Service])
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		conds := reconcile.NewConditionSet(prev, o.Meta.Generation, time.Now())
 		conds.Set("Read", metav1.ConditionTrue, "", fmt.Sprintf("cpu %d, storage ready %t", rec.Spec.CPU, storage.Ready))
 		return reconcile.Result{Status: map[string]any{"conditions": conds.List()}}, nil
 	}
