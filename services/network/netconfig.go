@@ -52,7 +52,7 @@ func networkName(ifc model.VirtualMachineNetworkInterfaceSpec) string {
 // spec's static addresses; DHCP when the spec asks for it or the network has no pool;
 // otherwise an address claimed from the network's pool, with the pool's gateway unless
 // the spec names one (or None). prev is the configuration of the previous slice, whose
-// addresses are claimed again first.
+// addresses are claimed again first; inUse are the addresses the guest uses (guestUses).
 func (h *handler) plan(ctx context.Context, uid string, ifaces []model.VirtualMachineNetworkInterfaceSpec, prev *model.VirtualMachineNetworkConfigStatus, inUse map[string]bool) ([]ifacePlan, error) {
 	// A static address an interface that is gone (renamed) held passes to the one asking.
 	named := map[string]bool{}
@@ -97,6 +97,9 @@ func (h *handler) plan(ctx context.Context, uid string, ifaces []model.VirtualMa
 	// An address the interfaces no longer have (changed, replaced by the pool's or DHCP,
 	// its interface removed or renamed) is released once the guest does not use it any
 	// more: until then another VM given it would clash with this one.
+	if inUse == nil {
+		return plans, nil // the guest cannot say
+	}
 	used := maps.Clone(inUse)
 	for _, p := range plans {
 		for _, a := range p.addresses {
@@ -111,11 +114,15 @@ func (h *handler) plan(ctx context.Context, uid string, ifaces []model.VirtualMa
 	return plans, nil
 }
 
-// guestUses are the addresses the VM's guest reports while it runs (or is suspended).
+// guestUses are the addresses the VM's guest reports while it runs (or is suspended); nil
+// when it cannot tell (VMware Tools not running), so that nothing is released meanwhile.
 func guestUses(mvm mo.VirtualMachine) map[string]bool {
 	out := map[string]bool{}
-	if mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOff || mvm.Guest == nil {
+	if mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOff {
 		return out
+	}
+	if mvm.Guest == nil || mvm.Guest.ToolsRunningStatus != string(types.VirtualMachineToolsRunningStatusGuestToolsRunning) {
+		return nil
 	}
 	add := func(a string) {
 		if ip, err := netip.ParseAddr(a); err == nil {
