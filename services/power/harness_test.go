@@ -88,6 +88,26 @@ func startSim(t *testing.T) (*inventory.Sim, *govmomi.Client) {
 	return sim, vc
 }
 
+// stopIdle stops the service once no reconcile of v runs (its lease is free): a stop in
+// the middle of one leaves the lease to expire (LeaseTTL), which the next run would wait
+// out.
+func (h *harness) stopIdle(v *testVM) {
+	h.t.Helper()
+	leases, err := events.Leases(h.ctx, h.js, model.ServicePower)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	holder := func() string {
+		e, err := leases.Get(h.ctx, events.LeaseKey(v.ref))
+		if err != nil {
+			return "" // never taken
+		}
+		return string(e.Value())
+	}
+	h.waitUntil("no reconcile of "+v.ref.Name+" running", func() bool { return holder() == "" }, holder)
+	h.stop()
+}
+
 // run starts the service with h.cfg; h.stop stops it.
 func (h *harness) run() {
 	runCtx, cancel := context.WithCancel(h.ctx)

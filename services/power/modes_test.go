@@ -121,7 +121,7 @@ func TestTrySoftDeadlineSurvivesRestart(t *testing.T) {
 	h.change(v, func(vm *model.VirtualMachine) { vm.Spec.PowerState = model.PowerStateOff }) // TrySoft by default
 
 	h.waitStatus(v, "waiting for the guest", notSynced(model.ReasonNotSynced, "waiting for the guest to shut down (powerOffMode TrySoft) until"))
-	h.stop()
+	h.stopIdle(v)
 	h.run()
 	due := h.waitFallback(v, calls)
 	if off := calls.times(v, callPowerOff)[0]; off.Sub(due) > 2*time.Second {

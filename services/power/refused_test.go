@@ -30,7 +30,7 @@ func TestRefusedRestartIsMadeOnTheNextTry(t *testing.T) {
 	calls.allowAll(v, callReset)
 	refusedResets := calls.count(v, callReset)
 	// The next look at the VM (a resync's, or this reconcile's) restarts it.
-	h.stop()
+	h.stopIdle(v)
 	if err := power.ReconcileOnce(h.ctx, h.cfg, v.ref); err != nil {
 		t.Fatal(err)
 	}
