@@ -463,6 +463,7 @@ func TestStaticAddressMovesBetweenVMs(t *testing.T) {
 	aVM := a.Deploy(t, vc, js, inventory.PhotonImage)
 	configured(a, "eth0", "192.168.0.70/24")
 	powerOn(t, aVM) // its guest customized with .70
+	setGuest(t, aVM, map[string]any{"guest.toolsRunningStatus": string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)})
 
 	a.Spec.Network.Interfaces = static("eth0", "192.168.0.71/24")
 	a.Put(t, js, false)
