@@ -123,10 +123,11 @@ func (v *VM) Deploy(t testing.TB, e *Env, js jetstream.JetStream, item string) *
 }
 
 // WaitStatus waits, with a deadline, for the service's slice about v that satisfies ok,
-// and returns it with its status decoded.
+// and returns it with its status decoded. The deadline allows for a service started again
+// after a stop cut work short: it waits out the leases that work left (events.LeaseTTL).
 func (v *VM) WaitStatus(t testing.TB, js jetstream.JetStream, service, what string, ok func(events.Slice, model.VirtualMachineStatus) bool) (events.Slice, model.VirtualMachineStatus) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(events.LeaseTTL + 15*time.Second)
 	for {
 		rec, err := events.LastStatus(t.Context(), js, v.Ref, service)
 		var st model.VirtualMachineStatus
