@@ -59,10 +59,11 @@ func (s *server) createAs(c echo.Context, t target, obj map[string]any) error {
 // object's first record (0 on a dry run).
 func (s *server) createObject(ctx context.Context, t target, r *admission.Request) (uint64, error) {
 	if t.Kind.Namespaced {
-		if _, err := s.rm.Get("namespaces", "", t.Namespace); err != nil {
+		ns, err := s.rm.Get("namespaces", "", t.Namespace)
+		if err != nil {
 			return 0, notFound(namespaceTarget(t.Namespace).gr(), t.Namespace)
 		}
-		if s.terminating(t.Namespace) {
+		if ns.DeletionRequested {
 			return 0, namespaceTerminating(t)
 		}
 	}

@@ -81,7 +81,7 @@ func (f *finalizer) sweep(ctx context.Context, k model.Kind, namespace, name str
 
 // deleting reads the namespace and tells whether it is being deleted.
 func (f *finalizer) deleting(namespace string) (readmodel.Object, bool, error) {
-	ns, err := f.rm.Get("namespaces", "", namespace)
+	ns, err := f.rm.Get(namespaces.Plural, "", namespace)
 	if errors.Is(err, readmodel.ErrNotFound) {
 		return ns, false, nil
 	}
@@ -90,14 +90,13 @@ func (f *finalizer) deleting(namespace string) (readmodel.Object, bool, error) {
 
 // namespacesAgain considers every namespace being deleted.
 func (f *finalizer) namespacesAgain(ctx context.Context) error {
-	k, _ := model.KindFor(model.GroupCore, "namespaces")
-	all, err := f.rm.List(readmodel.ListOptions{Plural: k.Plural})
+	all, err := f.rm.List(readmodel.ListOptions{Plural: namespaces.Plural})
 	if err != nil {
 		return fmt.Errorf("list namespaces: %w", err)
 	}
 	for _, ns := range all.Items {
 		if ns.DeletionRequested {
-			if err := f.consider(ctx, k, ns.JSON); err != nil {
+			if err := f.consider(ctx, namespaces, ns.JSON); err != nil {
 				return err
 			}
 		}
@@ -121,8 +120,7 @@ func (f *finalizer) contentGone(ctx context.Context, k model.Kind, gone []byte) 
 	if holds, err := f.holdsAny(ns.Name); err != nil || holds {
 		return err // the last object to go considers it
 	}
-	k, _ = model.KindFor(model.GroupCore, "namespaces")
-	return f.consider(ctx, k, ns.JSON)
+	return f.consider(ctx, namespaces, ns.JSON)
 }
 
 // holdsAny tells whether an object is left in the namespace, looking at one per kind at
@@ -136,6 +134,9 @@ func (f *finalizer) holdsAny(namespace string) (bool, error) {
 	}
 	return false, nil
 }
+
+// namespaces is the Namespace kind.
+var namespaces, _ = model.KindFor(model.GroupCore, "namespaces")
 
 // contentKinds are the kinds whose objects a namespace holds.
 func contentKinds() []model.Kind {
