@@ -87,6 +87,10 @@ func (c *apiClient) exists(path string) bool {
 	return err == nil && code == http.StatusOK
 }
 
+// ready reports whether the gateway is ready: caught up with the streams and serving the
+// whole seeded inventory.
+func (c *apiClient) ready() bool { return c.exists("/readyz") }
+
 // apiRound creates n VMs named <prefix>-<i> through the API, waits until all are
 // PoweredOn, deletes them and waits until all are gone.
 func (st *benchStack) apiRound(b *testing.B, prefix string, n int) round {

@@ -170,7 +170,7 @@ func measureReadPath(tb testing.TB, n int, window time.Duration, awaitResync boo
 		if api == nil {
 			api, _ = newAPIClient(kubeconfig, 16)
 		}
-		return api != nil && api.exists(imagePath) // the gateway seeds the inventory from vcsim
+		return api != nil && api.ready() // the gateway seeds the inventory from vcsim
 	})
 
 	rss, heap := memoryInUse()

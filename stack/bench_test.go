@@ -207,7 +207,7 @@ func startBenchStack(b *testing.B) *benchStack {
 				return false
 			}
 		}
-		return api.exists(classPath) && api.exists(imagePath)
+		return api.ready()
 	})
 	dir := filepath.Join(data, "nats")
 	nc, err := nats.Connect("nats://"+env["VMOP_NATS_ADDR"], nats.UserCredentials(filepath.Join(dir, adminIdentity+".creds")),

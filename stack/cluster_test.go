@@ -113,7 +113,7 @@ func TestReplicatedStackSurvivesNodeAndReplicaLoss(t *testing.T) {
 	// The copied kubeconfig names the first gateway, which startVmopProcess found serving:
 	// the second is asked at its own address until it serves too.
 	b.api.server = "https://" + addrB
-	waitFor(t, 2*time.Minute, "the second gateway serving the seeded inventory", func() bool { return b.api.exists(classPath) })
+	waitFor(t, 2*time.Minute, "the second gateway serving the seeded inventory", func() bool { return b.api.ready() })
 
 	// A restart under two power replicas.
 	const restarted = "restart-me"

@@ -43,10 +43,7 @@ func TestVolumeChangeConcernsOnlyStorage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp.eventually("seeded inventory visible to kubectl", func() bool {
-		out, err := tp.kubectlErr("get", "vmclass", "my-vm-class", "-n", "my-namespace", "-o", "name")
-		return err == nil && out != ""
-	})
+	tp.eventually("gateway serving the seeded inventory", tp.ready)
 	volumeID := createVolumes(t, cnsClient, sharedDatastore(t, vc.Client), 1, 1024)[0].id
 	tp.apply(fmt.Sprintf(`apiVersion: v1
 kind: PersistentVolumeClaim

@@ -159,7 +159,7 @@ func startVmopProcess(t *testing.T, data string, env []string) *vmopProcess {
 		if p.api == nil {
 			p.api, _ = newAPIClient(filepath.Join(data, "kubeconfig"), 1)
 		}
-		if p.api != nil && p.api.exists(classPath) {
+		if p.api != nil && p.api.ready() {
 			return p
 		}
 		if time.Now().After(deadline) {

@@ -36,10 +36,7 @@ func TestInformerWatchList(t *testing.T) {
 	tp.start("vcsim") // the gateway seeds the inventory from it
 	tp.waitListening(tp.env["VMOP_VCSIM_ADDR"])
 	tp.start("api")
-	tp.eventually("gateway serving the seeded inventory", func() bool {
-		_, err := tp.kubectlErr("get", "vmi", "vmi-0a0044d7c690bcbea", "-n", benchNamespace, "-o", "name")
-		return err == nil
-	})
+	tp.eventually("gateway serving the seeded inventory", tp.ready)
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", tp.kubeconfig)
 	if err != nil {

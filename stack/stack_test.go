@@ -62,14 +62,18 @@ func startStackWith(t *testing.T, settings map[string]string) *stack {
 	t.Cleanup(stop)
 	data = env["VMOP_DATA"] // a restart runs on the data of the stack before
 	s := &stack{t: t, kubeconfig: filepath.Join(data, "kubeconfig"), data: data, natsURL: "nats://" + env["VMOP_NATS_ADDR"], stop: stop}
-	s.eventually("seeded inventory visible to kubectl", func() bool {
-		if _, err := os.Stat(s.kubeconfig); err != nil {
-			return false
-		}
-		out, err := s.kubectlErr("get", "vmclass", "my-vm-class", "-n", "my-namespace", "-o", "name")
-		return err == nil && strings.Contains(out, "my-vm-class")
-	})
+	s.eventually("gateway serving the seeded inventory", s.ready)
 	return s
+}
+
+// ready reports whether the gateway kubectl reaches is ready: caught up with the streams
+// and serving the whole seeded inventory.
+func (s *stack) ready() bool {
+	if _, err := os.Stat(s.kubeconfig); err != nil {
+		return false
+	}
+	out, err := s.kubectlErr("get", "--raw", "/readyz")
+	return err == nil && out == "ok"
 }
 
 func (s *stack) kubectlErr(args ...string) (string, error) {

@@ -29,10 +29,7 @@ func startTopology(t *testing.T) *topology {
 	for _, role := range []string{"api", "placement", "power", "storage", "network", "crypto"} {
 		tp.start(role)
 	}
-	tp.eventually("seeded inventory visible to kubectl", func() bool {
-		out, err := tp.kubectlErr("get", "vmclass", "my-vm-class", "-n", "my-namespace", "-o", "name")
-		return err == nil && out != ""
-	})
+	tp.eventually("gateway serving the seeded inventory", tp.ready)
 	return tp
 }
 

@@ -126,6 +126,7 @@ func Run(ctx context.Context, cfg Config) error {
 		requestTimeout: cmp.Or(cfg.RequestTimeout, defaultRequestTimeout),
 		watches:        newWatchLimit(cmp.Or(cfg.MaxWatchesPerUser, defaultMaxWatchesPerUser)),
 		bookmarkEvery:  cmp.Or(cfg.WatchBookmarkInterval, defaultBookmarkInterval),
+		seeded:         make(chan struct{}),
 	}
 	s.metrics = newMetrics(cfg.JetStream, rm, s.watches)
 	s.quotas = quota.NewGate(rm)

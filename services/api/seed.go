@@ -22,7 +22,8 @@ var seedUser = auth.User{Name: auth.ServicePrefix + "api", Groups: []string{auth
 // published as the storage service's slice every time, since vCenter may have changed:
 // the storage service owns images' status and publishes the same from their content
 // library items, for these and for images created later, but an image must resolve by
-// its display name (api-rules D9) from the first request on.
+// its display name (api-rules D9) from the first request on: the gateway is ready only
+// once the seed is done and folded (seeded).
 func (s *server) seed(ctx context.Context, objs []map[string]any) error {
 	if err := s.rm.WaitCaughtUp(ctx); err != nil {
 		return err
@@ -46,6 +47,7 @@ func (s *server) seed(ctx context.Context, objs []map[string]any) error {
 			return fmt.Errorf("status of %s %s/%s: %w", t.Kind.Kind, t.Namespace, t.Name, err)
 		}
 	}
+	close(s.seeded)
 	return nil
 }
 
@@ -79,10 +81,13 @@ func (s *server) seedStatus(ctx context.Context, t target, status any) error {
 	if err != nil {
 		return err
 	}
-	_, err = events.PublishStatus(ctx, s.specs.js, t.ref(), events.Slice{
+	seq, err := events.PublishStatus(ctx, s.specs.js, t.ref(), events.Slice{
 		Service: model.ServiceStorage, UID: o.UID, Generation: generation(cur), Status: body,
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return s.rm.WaitStatus(ctx, seq)
 }
 
 func seedTarget(obj map[string]any) (target, error) {

@@ -41,6 +41,7 @@ type server struct {
 	requestTimeout time.Duration // each request's reading and writing; each write of a watch
 	watches        *watchLimit
 	bookmarkEvery  time.Duration // how often a watch allowing bookmarks gets one
+	seeded         chan struct{} // closed once the seeded inventory is in the read model
 }
 
 // quotaGate orders the writes that charge a namespace's storage quotas: one at a time,
@@ -92,12 +93,17 @@ func (s *server) routes() *echo.Echo {
 const readyLag = 2 * time.Second
 
 // readyz is ready when the gateway can answer a consistent read now: the read model has
-// caught up since the start, follows the streams, and reaches where they end within
-// readyLag (which also shows that NATS answers). A balancer sends requests only to ready
-// gateways.
+// caught up since the start, holds the seeded inventory, follows the streams, and
+// reaches where they end within readyLag (which also shows that NATS answers). A
+// balancer sends requests only to ready gateways.
 func (s *server) readyz(c echo.Context) error {
 	if !s.rm.CaughtUp() {
 		return c.String(http.StatusServiceUnavailable, "read model catching up")
+	}
+	select {
+	case <-s.seeded:
+	default:
+		return c.String(http.StatusServiceUnavailable, "seeding the inventory")
 	}
 	if !s.rm.Following() {
 		return c.String(http.StatusServiceUnavailable, "read model not following the streams (NATS unreachable?)")
