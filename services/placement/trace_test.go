@@ -2,6 +2,9 @@ package placement
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,7 +39,8 @@ func TestTraceLinksCreateCallToConsumerSpan(t *testing.T) {
 	deadline := time.Now().Add(waitFor)
 	for consumer == nil {
 		if time.Now().After(deadline) {
-			t.Fatalf("no deploy span with an ended parent consumer span in trace %s (deploy: %v)", traceID, deploy != nil)
+			t.Fatalf("no deploy span with an ended parent consumer span in trace %s (deploy: %v); the VM's deploys: %s",
+				traceID, deploy != nil, deploysOf(v.ref))
 		}
 		time.Sleep(pollEvery) // the consumer span ends after the slice is published
 		byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
@@ -60,6 +64,31 @@ func TestTraceLinksCreateCallToConsumerSpan(t *testing.T) {
 	if deploy.SpanKind() != trace.SpanKindClient || deploy.EndTime().Before(deploy.StartTime()) {
 		t.Errorf("deploy span kind %v, want client", deploy.SpanKind())
 	}
+}
+
+// deploysOf describes every ended deploy span of the VM, in whichever trace, with its
+// parent's name: what to look at when the deploy is not where the test expects it.
+func deploysOf(ref events.Ref) string {
+	ended := spans.Ended()
+	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	for _, s := range ended {
+		byID[s.SpanContext().SpanID()] = s
+	}
+	var out []string
+	for _, s := range ended {
+		if s.Name() != spanDeploy || !slices.Contains(s.Attributes(), objectAttr(ref.Namespace, ref.Name)) {
+			continue
+		}
+		parent := "(not ended or none)"
+		if p, ok := byID[s.Parent().SpanID()]; ok {
+			parent = p.Name()
+		}
+		out = append(out, fmt.Sprintf("trace %s, parent %s", s.SpanContext().TraceID(), parent))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, "; ")
 }
 
 func mustJSON(t *testing.T, v any) []byte {
