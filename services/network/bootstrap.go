@@ -3,6 +3,7 @@ package network
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
@@ -28,6 +29,8 @@ type bootstrapPlan struct {
 	vApp          map[string]string // vApp property values; nil for none
 	// reason and message say why the bootstrap cannot be delivered.
 	reason, message string
+	// note: what is delivered later without holding the next power-on back.
+	note string
 }
 
 // planBootstrap reads spec.bootstrap and the secret values it names.
@@ -97,8 +100,8 @@ func (b *bootstrapPlan) fail(reason string, err error) {
 
 func (b bootstrapPlan) failed() bool { return b.reason != "" }
 
-// ready sets VirtualMachineBootstrapReady: True when there is nothing to deliver or it
-// was delivered; pending says what delivery waits for.
+// ready sets VirtualMachineBootstrapReady: True when there is nothing to deliver, it was
+// delivered, or it waits behind a pending one (note); pending says what delivery waits for.
 func (b bootstrapPlan) ready(conds *reconcile.ConditionSet, pending string) {
 	switch {
 	case b.reason != "":
@@ -108,6 +111,8 @@ func (b bootstrapPlan) ready(conds *reconcile.ConditionSet, pending string) {
 	case pending != "":
 		// Without a bootstrap the VM may still get the implied LinuxPrep, known once it exists.
 		conds.Set(model.ConditionBootstrapReady, metav1.ConditionFalse, model.ReasonNotReady, pending)
+	case b.note != "":
+		conds.Set(model.ConditionBootstrapReady, metav1.ConditionTrue, "", strings.TrimPrefix(b.provider+": "+b.note, ": "))
 	default:
 		conds.Set(model.ConditionBootstrapReady, metav1.ConditionTrue, "", "")
 	}

@@ -329,8 +329,10 @@ func TestImplicitLinuxPrep(t *testing.T) {
 }
 
 // A LinuxPrep change while vCenter still holds the first customization for the first
-// power-on (it takes no second one) waits for that power-on and says so: it is not
-// recorded as delivered, which would make it never be.
+// power-on (it takes no second one) waits for that power-on without holding it back:
+// BootstrapReady stays True, saying so, and the change is not recorded as delivered,
+// which would make it never be. Once that power-on applied the first and the VM is off
+// again, the changed one is handed over for the power-on after.
 func TestChangedCustomizationWaitsBehindThePendingOne(t *testing.T) {
 	js := startService(t)
 	v := linuxPrepVM("linuxprep-changed")
@@ -341,11 +343,35 @@ func TestChangedCustomizationWaitsBehindThePendingOne(t *testing.T) {
 
 	v.Spec.Network.HostName = "lp-renamed"
 	v.Put(t, js, false)
-	_, st := v.WaitStatus(t, js, model.ServiceNetwork, "the change waiting behind the pending customization", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+	_, st := v.WaitStatus(t, js, model.ServiceNetwork, "the change noted behind the pending customization", func(s events.Slice, st model.VirtualMachineStatus) bool {
 		c := findCondition(st, model.ConditionBootstrapReady)
-		return c.Status == "False" && strings.Contains(c.Message, "an earlier guest customization is pending")
+		return s.Generation == v.Generation() && c.Status == "True" && strings.Contains(c.Message, "applied at the next power-on")
 	})
 	if got := extraConfigOf(guestView(t, vm))[keyCustomization]; got != first {
 		t.Errorf("recorded customization %q after the change, want the pending one's %q (%+v)", got, first, findCondition(st, model.ConditionBootstrapReady))
+	}
+
+	powerOn(t, vm) // applies the first
+	if g := guestView(t, vm); g.Guest.HostName != "lp-host" || pendingCustomization(g) {
+		t.Fatalf("after the power-on: guest host name %q, pending %v; want the first customization applied", g.Guest.HostName, pendingCustomization(g))
+	}
+	if task, err := vm.PowerOff(t.Context()); err != nil || task.Wait(t.Context()) != nil {
+		t.Fatalf("power off: %v", err)
+	}
+	// Power's slice is what wakes network when the VM's power state changes.
+	off, err := json.Marshal(model.VirtualMachineStatus{PowerState: model.PowerStateOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := events.PublishStatus(t.Context(), js, v.Ref, events.Slice{Service: model.ServicePower, UID: v.UID, Generation: v.Generation(), Status: off}); err != nil {
+		t.Fatal(err)
+	}
+	v.WaitStatus(t, js, model.ServiceNetwork, "the changed customization handed over", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		c := findCondition(st, model.ConditionBootstrapReady)
+		return c.Status == "True" && c.Message == ""
+	})
+	if g := guestView(t, vm); extraConfigOf(g)[keyCustomization] == first || !pendingCustomization(g) {
+		t.Errorf("once the VM was off again: recorded customization %q (the first was %q), pending %v; want the changed one handed over",
+			extraConfigOf(g)[keyCustomization], first, pendingCustomization(g))
 	}
 }

@@ -22,8 +22,9 @@ type customization struct {
 	hash string
 	// due: vCenter has not accepted this customization for the next power-on yet.
 	due bool
-	// after says why a due customization waits for the next power-on: vCenter holds an
-	// earlier one for it, and takes no second one.
+	// after says why a due customization waits for a later power-on: vCenter holds an
+	// earlier one for the next, and takes no second one. That power-on is not held back
+	// (it is what lets the changed one be handed over), so this is a note, not a wait.
 	after string
 }
 
@@ -33,7 +34,8 @@ type customization struct {
 func (c *customization) behindPending(mvm mo.VirtualMachine) {
 	if c.due && pendingCustomization(mvm) && extraConfigOf(mvm)[keyCustomizing] != c.hash {
 		c.due = false
-		c.after = "an earlier guest customization is pending until the next power-on: the changed one is handed over after it"
+		c.after = "the guest customization handed over before the change is applied at the next power-on; " +
+			"the changed one is handed over once the VM is off again"
 	}
 }
 
@@ -100,9 +102,11 @@ func customizeAtNextPowerOn(vm *model.VirtualMachine) *bool {
 
 // handOver delivers a due customization (deliver) and, once vCenter holds it, writes a
 // customizeAtNextPowerOn true back false. It returns the VM as read after and what the
-// delivery waits for; a refusal by vCenter becomes the plan's reason.
+// delivery waits for; a refusal by vCenter becomes the plan's reason, and a customization
+// behind a pending one the plan's note.
 func (h *handler) handOver(ctx context.Context, o reconcile.Object, vm *model.VirtualMachine, vcVM *object.VirtualMachine, mvm mo.VirtualMachine, cust customization, boot *bootstrapPlan) (mo.VirtualMachine, string, error) {
-	wait := cust.after
+	wait := ""
+	boot.note = cust.after
 	if cust.due && !boot.failed() {
 		var err error
 		wait, err = deliver(ctx, vcVM, mvm, cust)

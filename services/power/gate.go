@@ -52,6 +52,16 @@ type gate struct {
 
 func (g gate) open() bool { return len(g.checks) == 0 && len(g.waits) == 0 }
 
+// resuming is the gate of a suspended VM's power-on: its guest goes on where it stopped,
+// so what only a boot applies (the guest's bootstrap, a customization handed over for the
+// next Off→On) does not hold it back; one changed while suspended waits for that boot.
+func (g gate) resuming() gate {
+	g.waits = slices.DeleteFunc(slices.Clone(g.waits), func(w string) bool {
+		return strings.HasPrefix(w, model.ConditionBootstrapReady+" (")
+	})
+	return g
+}
+
 // pendingChecks returns the poweron.check.vmoperator.vmware.com/<component> annotations
 // by component.
 func pendingChecks(annotations map[string]string) map[string]string {

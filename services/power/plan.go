@@ -80,7 +80,11 @@ func plan(d desire, vm vmState, now time.Time) decision {
 	}
 	switch d.state {
 	case model.PowerStateOn:
-		if !d.gate.open() {
+		g := d.gate
+		if vm.power == model.PowerStateSuspended {
+			g = g.resuming()
+		}
+		if !g.open() {
 			return decision{} // the gate's checks and waits say why
 		}
 		op := &operation{kind: opPowerOn, mode: model.PowerOpModeHard}

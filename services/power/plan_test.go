@@ -21,6 +21,7 @@ func TestPlan(t *testing.T) {
 	const timeout, retry = time.Minute, 10 * time.Second
 	checked := gate{checks: map[string]string{"backup": ""}}
 	waiting := gate{waits: []string{"VirtualMachineStorageReady (not reported by storage)"}}
+	customizing := gate{waits: []string{"VirtualMachineBootstrapReady (False NotReady: LinuxPrep: the changed guest customization is applied before the next power-on, once the VM is off)"}}
 	want := func(kind opKind, m model.PowerOpMode) *operation { return &operation{kind: kind, mode: m} }
 
 	tests := []struct {
@@ -36,6 +37,8 @@ func TestPlan(t *testing.T) {
 		{name: "resume from suspended", d: desire{state: on}, vm: vmState{power: sus}, op: want(opPowerOn, hard)},
 		{name: "on blocked by a check", d: desire{state: on, gate: checked}, vm: vmState{power: off}},
 		{name: "on waits for inputs", d: desire{state: on, gate: waiting}, vm: vmState{power: sus}},
+		{name: "a boot waits for the bootstrap", d: desire{state: on, gate: customizing}, vm: vmState{power: off}},
+		{name: "a resume does not: it boots nothing", d: desire{state: on, gate: customizing}, vm: vmState{power: sus}, op: want(opPowerOn, hard)},
 		{name: "unknown power state", d: desire{state: off}, vm: vmState{}, why: "unknown"},
 
 		{name: "off Hard", d: desire{state: off, powerOffMode: hard, gate: checked}, vm: vmState{power: on}, op: want(opPowerOff, hard)},
