@@ -97,6 +97,7 @@ type volumeReport struct {
 	volumes  []model.VirtualMachineVolumeStatus
 	managed  map[int32]bool // device keys of the managed volumes' disks
 	problems []string
+	detached bool // disks were removed
 }
 
 // sync brings the VM's managed volumes in line with spec.volumes and reports them; prev
@@ -126,7 +127,25 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 		rep, mvm, err = a.apply(ctx, ref, want, d, vcVM, mvm)
 		return err
 	})
+	if err == nil && (rep.detached || releasesHeld(d.held, vm.Spec.Volumes, rep.volumes)) && a.later != nil {
+		// What this pass freed (a removed disk's unit; a held disk, which the next pass
+		// detaches) may be what another entry waits for, as when one volume replaces
+		// another at its unit: the next pass comes at once, not with the resync.
+		a.later(ref, time.Now())
+	}
 	return rep, mvm, err
+}
+
+// releasesHeld reports whether the report gives up a disk the previous one held for an
+// entry (heldDisks): the entry now names another claim.
+func releasesHeld(held map[string]string, spec []model.VirtualMachineVolume, rep []model.VirtualMachineVolumeStatus) bool {
+	now := heldDisks(spec, rep)
+	for disk := range held {
+		if _, ok := now[disk]; !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // apply attaches, grows and detaches (as d says) the VM's managed volumes as want says,
@@ -185,6 +204,7 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, want []wantVolume,
 		}
 	}
 	rep := report(want, object.VirtualDeviceList(mvm.Config.Hardware.Device), mvm.LayoutEx, d.held, reconfigureErr)
+	rep.detached = len(d.removes) > 0 && len(changes) > 0 && reconfigureErr == nil
 	if on {
 		for id, disk := range cnsDisks(object.VirtualDeviceList(mvm.Config.Hardware.Device)) {
 			if _, ok := d.held[vcenter.BackingOf(disk).UUID]; !ok && !d.keep[id] && isIDE(devices, disk) {

@@ -255,3 +255,39 @@ func TestMultiWriterClaimIsShared(t *testing.T) {
 		}
 	}
 }
+
+// A volume that takes the unit of one removed in the same update is attached at once, not
+// at the next resync: the pass that removes the old disk cannot place the new one yet, and
+// the one it asks for next can. Both ways the seed's users replace a volume: a new entry at
+// the old one's unit, and an entry naming another claim.
+func TestReplacedVolumeTakesTheFreedUnit(t *testing.T) {
+	js := startService(t)
+	old, v, vm := attachedClaim(t, js, "replaced-pvc", "replaced")
+	atUnitOne := func(name, claim string) model.VirtualMachineVolume {
+		vol := claimVolume(name, claim)
+		vol.ControllerType, vol.ControllerBusNumber, vol.UnitNumber = model.ControllerTypeSCSI, ptr[int32](0), ptr[int32](1)
+		return vol
+	}
+	replace := func(by model.VirtualMachineVolume, pvc *testClaim, gone *testClaim) {
+		t.Helper()
+		v.Spec.Volumes = []model.VirtualMachineVolume{by}
+		v.Put(t, js, false)
+		st := volumesVerified(t, js, v, "True")
+		disks := disksOf(t, vm)
+		if d := disks[pvc.volumeID]; len(d) != 1 || *d[0].UnitNumber != 1 {
+			t.Fatalf("disks of %s's volume %+v, want one on unit 1", by.Name, d)
+		}
+		if n := len(disks[gone.volumeID]); n != 0 {
+			t.Errorf("%d disks of the replaced volume, want 0", n)
+		}
+		if s := volumeStatus(st, by.Name); s == nil || !s.Attached || s.Error != "" {
+			t.Errorf("status of %s: %+v, want attached", by.Name, s)
+		}
+	}
+
+	logs := boundClaim(t, js, "logs-pvc", "8Gi", model.AccessModeReadWriteOnce)
+	replace(atUnitOne("logs", "logs-pvc"), logs, old)
+
+	other := boundClaim(t, js, "other-logs-pvc", "8Gi", model.AccessModeReadWriteOnce)
+	replace(atUnitOne("logs", "other-logs-pvc"), other, logs)
+}
