@@ -113,7 +113,7 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 	// The volumes to attach stay held until their disks are added, and those to detach
 	// until CNS records them detached, so that no other VM attaches a volume between its
 	// two steps (in ID order, so two VMs never wait for each other).
-	d := planDetach(devices, want, heldDisks(vm.Spec.Volumes, prev), mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
+	d := planDetach(devices, want, heldDisks(vm.Spec.Volumes, prev), managedDisks(prev), mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
 	held := slices.Clone(d.ids)
 	for _, w := range want {
 		if w.problem == "" && volumeDisk(devices, w.cns) == nil {
@@ -223,24 +223,51 @@ type detach struct {
 	keep    map[string]bool   // volume IDs the spec still asks for
 	held    map[string]string // heldDisks
 	removes []types.BaseVirtualDeviceConfigSpec
-	ids     []string
+	ids     []string // of the removed disks that CNS records attached
 }
 
-func planDetach(devices object.VirtualDeviceList, want []wantVolume, held map[string]string, on bool) detach {
+// planDetach finds what detach describes. A disk without a vDiskId that the last report
+// gave to an entry no longer in the spec (managed, not held) goes too: an image disk registered in place, which vcsim gives no
+// vDiskId (the attached first-class disk has one in vCenter) and CNS records no
+// attachment of, so it has no CNS detach.
+func planDetach(devices object.VirtualDeviceList, want []wantVolume, held map[string]string, managed map[string]bool, on bool) detach {
 	d := detach{keep: map[string]bool{}, held: held}
+	wanted := map[*types.VirtualDisk]bool{}
 	for _, w := range want {
 		if w.cns.id != "" {
 			d.keep[w.cns.id] = true
+			wanted[volumeDisk(devices, w.cns)] = true
 		}
 	}
+	kept := func(disk *types.VirtualDisk) bool {
+		_, ok := held[vcenter.BackingOf(disk).UUID]
+		return ok || wanted[disk] || (on && isIDE(devices, disk))
+	}
 	for id, disk := range cnsDisks(devices) {
-		if _, ok := held[vcenter.BackingOf(disk).UUID]; ok || d.keep[id] || (on && isIDE(devices, disk)) {
+		if d.keep[id] || kept(disk) {
 			continue
 		}
 		d.ids = append(d.ids, id)
 		d.removes = append(d.removes, removeDisk(disk))
 	}
+	for _, dev := range devices.SelectByType((*types.VirtualDisk)(nil)) {
+		disk := dev.(*types.VirtualDisk)
+		if (disk.VDiskId == nil || disk.VDiskId.Id == "") && managed[vcenter.BackingOf(disk).UUID] && !kept(disk) {
+			d.removes = append(d.removes, removeDisk(disk))
+		}
+	}
 	return d
+}
+
+// managedDisks are the disks (by UUID) the last report gave to a managed volume entry.
+func managedDisks(prev []model.VirtualMachineVolumeStatus) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range prev {
+		if p.Type == model.VolumeTypeManaged && p.Attached && p.DiskUUID != "" {
+			out[p.DiskUUID] = true
+		}
+	}
+	return out
 }
 
 // resolve reads each volume's claim and its CNS volume. CNS is asked only about volumes

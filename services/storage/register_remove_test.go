@@ -1,0 +1,55 @@
+package storage
+
+import (
+	"testing"
+
+	cnstypes "github.com/vmware/govmomi/cns/types"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/inventory/deploytest"
+	"github.com/vmop/vmop/pkg/model"
+)
+
+// The seed's Removing Additional Image Disks: an image disk's entry, made removable and
+// removed from spec.volumes, detaches the disk from the VM; its claim stays, and so does
+// its file, which the claim's CNS volume is backed by.
+func TestRemovedImageDiskIsDetached(t *testing.T) {
+	js := startService(t)
+	v := deploytest.NewVM("my-namespace", "image-disk-removed", model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
+		Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
+	})
+	v.Put(t, js, false)
+	vcVM := v.Deploy(t, vc, js, inventory.MultiDiskImage)
+	v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
+		return c == "True"
+	})
+	v.Sync(t, js)
+	if len(v.Spec.Volumes) != 2 {
+		t.Fatalf("spec.volumes %+v, want the 2 image disks", v.Spec.Volumes)
+	}
+	second := v.Spec.Volumes[1]
+	v.Spec.Volumes = v.Spec.Volumes[:1]
+	v.Put(t, js, false)
+	st := volumesVerified(t, js, v, "True")
+
+	disks := object.VirtualDeviceList(readTestVM(t, vcVM).Config.Hardware.Device).SelectByType((*types.VirtualDisk)(nil))
+	if len(disks) != 1 {
+		t.Fatalf("%d disks on the VM after %s was removed, want the first image disk alone", len(disks), second.Name)
+	}
+	if vol := volumeStatus(st, second.Name); vol != nil {
+		t.Errorf("status still reports the removed volume: %+v", vol)
+	}
+	claim := readObject[model.PersistentVolumeClaim](t, js, pluralClaims, second.PersistentVolumeClaim.ClaimName)
+	if claim.Spec.VolumeName == "" {
+		t.Errorf("claim %s lost its volume: %+v", claim.Name, claim.Spec)
+	}
+	found, err := testCNS(t).QueryVolume(t.Context(), &cnstypes.CnsQueryFilter{VolumeIds: []cnstypes.CnsVolumeId{{Id: claim.Spec.VolumeName}}})
+	if err != nil || len(found.Volumes) != 1 {
+		t.Errorf("CNS volume %s of the removed disk: %v (%v), want it kept", claim.Spec.VolumeName, found, err)
+	}
+}
