@@ -117,6 +117,17 @@ func TestImageDiskClaims(t *testing.T) {
 		t.Errorf("removing an image disk's volume: %v\n%s", err, out)
 	}
 
+	// Removing Additional Image Disks, then Reclaiming Storage: made removable, the entry
+	// goes and its disk is detached, its claim stays Bound, and deleting the claim (which
+	// waits while a VM has the disk) completes.
+	s.kubectl("--context", "user", "patch", "vm", name, "-n", ns, "--type", "json", "-p",
+		`[{"op":"replace","path":"/spec/volumes/1/removable","value":true}]`)
+	s.kubectl("--context", "user", "patch", "vm", name, "-n", ns, "--type", "json", "-p", `[{"op":"remove","path":"/spec/volumes/1"}]`)
+	if row := tableRow(s.kubectl("get", "pvc", "-n", ns), claims[1]); !strings.Contains(row, "Bound") {
+		t.Errorf("claim %s after its volume was removed: %q, want Bound", claims[1], row)
+	}
+	s.kubectl("delete", "pvc", claims[1], "-n", ns, "--timeout=90s")
+
 	s.kubectl("delete", "vm", name, "-n", ns, "--wait=false")
 	waitFor(t, 3*time.Minute, "the VM's claims and CnsRegisterVolumes gone", func() bool {
 		pvcs, err1 := s.kubectlErr("get", "pvc", "-n", ns, "-l", "vm.vmoperator.vmware.com/name="+name, "-o", "name")

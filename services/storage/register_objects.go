@@ -56,9 +56,17 @@ func readOwned(ctx context.Context, js jetstream.JetStream, ref events.Ref) (own
 	if err != nil {
 		return o, err
 	}
-	o.seq, o.live, o.body = rec.Seq, rec.Op != events.OpDelete, rec.Body
+	return ownedFrom(rec)
+}
+
+// ownedFrom reads an object from its last SPECS record.
+func ownedFrom(rec events.SpecRecord) (owned, error) {
+	o := owned{ref: rec.Ref, seq: rec.Seq, live: rec.Op != events.OpDelete, body: rec.Body}
+	if !o.live {
+		return o, nil
+	}
 	if err := json.Unmarshal(rec.Body, &o.header); err != nil {
-		return o, fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, ref, err)
+		return o, fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, rec.Ref, err)
 	}
 	return o, nil
 }

@@ -11,12 +11,18 @@ import (
 // release deletes what the VM's registration made, the claims and CnsRegisterVolumes the
 // VM owns, as Kubernetes' garbage collector deletes an owner's dependents: each is marked
 // deleting (deletionTimestamp, compare-and-swap on its record) and the gateway removes it
-// once nothing holds it (a claim in use waits until the VM is gone). Objects of the same
-// names that the VM does not own are left alone.
+// once nothing holds it (a claim in use waits until the VM is gone). They are found by
+// their owner, as the garbage collector finds them, not by spec.volumes: an image disk's
+// entry removed from the VM leaves its claim owned by the VM (the seed's Removing
+// Additional Image Disks). Objects the VM does not own are left alone.
 func (r *registrar) release(ctx context.Context, vm *model.VirtualMachine) error {
-	for _, v := range vm.Spec.Volumes {
-		for _, plural := range []string{pluralClaims, pluralRegistered} {
-			o, err := readOwned(ctx, r.js, events.Ref{Plural: plural, Namespace: vm.Namespace, Name: claimName(v)})
+	for _, plural := range []string{pluralClaims, pluralRegistered} {
+		recs, err := events.LastSpecsIn(ctx, r.js, plural, vm.Namespace)
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			o, err := ownedFrom(rec)
 			if err != nil {
 				return err
 			}

@@ -15,7 +15,8 @@ import (
 
 // The seed's Removing Additional Image Disks: an image disk's entry, made removable and
 // removed from spec.volumes, detaches the disk from the VM; its claim stays, and so does
-// its file, which the claim's CNS volume is backed by.
+// its file, which the claim's CNS volume is backed by. The claim, still the VM's, goes
+// with the VM, with its CnsRegisterVolume.
 func TestRemovedImageDiskIsDetached(t *testing.T) {
 	js := startService(t)
 	v := deploytest.NewVM("my-namespace", "image-disk-removed", model.VirtualMachineSpec{
@@ -51,5 +52,18 @@ func TestRemovedImageDiskIsDetached(t *testing.T) {
 	found, err := testCNS(t).QueryVolume(t.Context(), &cnstypes.CnsQueryFilter{VolumeIds: []cnstypes.CnsVolumeId{{Id: claim.Spec.VolumeName}}})
 	if err != nil || len(found.Volumes) != 1 {
 		t.Errorf("CNS volume %s of the removed disk: %v (%v), want it kept", claim.Spec.VolumeName, found, err)
+	}
+
+	v.Sync(t, js)
+	v.Put(t, js, true)
+	v.WaitStatus(t, js, model.ServiceStorage, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
+	for _, plural := range []string{pluralClaims, pluralRegistered} {
+		var head struct {
+			Metadata struct{ DeletionTimestamp string } `json:"metadata"`
+		}
+		decodeLast(t, js, events.Ref{Plural: plural, Namespace: "my-namespace", Name: second.PersistentVolumeClaim.ClaimName}, &head)
+		if head.Metadata.DeletionTimestamp == "" {
+			t.Errorf("%s %s of the removed entry not deleted with its VM", plural, second.Name)
+		}
 	}
 }
