@@ -55,7 +55,7 @@ func instanceClaim(vm *model.VirtualMachine, c *model.PersistentVolumeClaimVolum
 			AccessModes:      []model.PersistentVolumeAccessMode{model.AccessModeReadWriteOnce},
 			Resources:        &model.VolumeResourceRequirements{Requests: model.ResourceList{"storage": c.InstanceVolumeClaim.Size}},
 			StorageClassName: &class,
-			VolumeMode:       volumeModeFilesystem,
+			VolumeMode:       model.VolumeModeFilesystem,
 		},
 	}
 }

@@ -117,12 +117,16 @@ func (g registration) registerVolume(now time.Time) model.CnsRegisterVolume {
 			map[string]string{labelVMName: g.vm.Name, labelCreatedBy: g.vm.Name}, nil, now),
 		Spec: model.CnsRegisterVolumeSpec{
 			PvcName: g.claim, AccessMode: g.disk.accessMode(), DiskURLPath: g.location.urlPath,
-			VolumeMode: volumeModeFilesystem,
+			VolumeMode: registeredVolumeMode,
 		},
 	}
 }
 
-const volumeModeFilesystem = "Filesystem"
+// registeredVolumeMode is the volume mode of image disks' claims: the seed's Volume Modes
+// and Access Modes give Block where shared disks are supported, as our baseline's
+// VMSharedDisks feature says they are (a multi-writer disk's ReadWriteMany claim must be
+// Block, or no update of it would be admitted).
+const registeredVolumeMode = model.VolumeModeBlock
 
 // persistentVolumeClaim is the claim of the registration, bound to the CNS volume: a
 // claim that arrives bound is never provisioned (it registers what exists).
@@ -140,7 +144,7 @@ func (g registration) persistentVolumeClaim(volumeID string, now time.Time) mode
 			},
 			StorageClassName: &class,
 			VolumeName:       volumeID,
-			VolumeMode:       volumeModeFilesystem,
+			VolumeMode:       registeredVolumeMode,
 			DataSourceRef:    &model.TypedObjectReference{APIGroup: &group, Kind: "VirtualMachine", Name: g.vm.Name},
 		},
 	}

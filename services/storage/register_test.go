@@ -101,6 +101,9 @@ func TestImageDisksBecomeClaims(t *testing.T) {
 		if claim.Annotations[annotationDiskBacking] != string(cnstypes.CnsVolumeBackingTypeFlatVer2BackingInfo) || claim.UID == "" || claim.CreationTimestamp.IsZero() {
 			t.Errorf("claim %s metadata %+v", vol.Name, claim.ObjectMeta)
 		}
+		if claim.Spec.VolumeMode != model.VolumeModeBlock {
+			t.Errorf("claim %s volumeMode %q, want Block (the seed's Volume Modes, shared disks supported)", vol.Name, claim.Spec.VolumeMode)
+		}
 		found, err := cnsClient.QueryVolume(t.Context(), &cnstypes.CnsQueryFilter{Names: []string{vol.Name}})
 		if err != nil || len(found.Volumes) != 1 {
 			t.Fatalf("CNS volumes named %s: %v (%v), want one", vol.Name, found, err)
