@@ -205,10 +205,24 @@ func (h *handler) adapterChanges(ctx context.Context, uid string, mvm mo.Virtual
 		if err != nil {
 			return nil, have, "", err
 		}
-		want[i] = wantNIC{iface: ifc.Name, adapter: adapterType(kinds[i]), proto: kinds[i], network: networkName(ifc), backing: b}
+		want[i] = wantNIC{iface: ifc.Name, adapter: adapterType(kinds[i]), proto: kinds[i], network: networkName(ifc), backing: b,
+			fixedMAC: strings.ToLower(ifc.MACAddr)}
 	}
 	keep, problem := keptAdapters(have, want, mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOff)
 	for i := keep; i < len(want); i++ {
+		if want[i].fixedMAC != "" {
+			// The interface's own MAC (a VPC network's), claimed so that no other VM's
+			// adapter is given it.
+			mine, err := h.ipam.take(ctx, macKey(want[i].fixedMAC), holder(uid, want[i].iface))
+			if err != nil {
+				return nil, have, "", fmt.Errorf("MAC address of %s: %w", want[i].iface, err)
+			}
+			if !mine {
+				return nil, have, fmt.Sprintf("interface %s: MAC address %s is another VM's", want[i].iface, want[i].fixedMAC), nil
+			}
+			want[i].mac = want[i].fixedMAC
+			continue
+		}
 		var prev string // a replaced adapter's MAC, which its interface keeps
 		if i < len(have) {
 			prev = have[i].(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().MacAddress

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/types"
@@ -25,6 +26,8 @@ type wantNIC struct {
 	network string                  // vSphere network name
 	backing types.BaseVirtualDeviceBackingInfo
 	mac     string // of the adapter when it is added (mac.go)
+	// fixedMAC is the interface's macAddr (lower case): its adapter has that MAC.
+	fixedMAC string
 }
 
 // classAdapters are the network adapters a class ConfigSpec (raw vSphere JSON with
@@ -92,18 +95,28 @@ func adapters(devices []types.BaseVirtualDevice) []types.BaseVirtualDevice {
 }
 
 // keptAdapters says how many of the adapters stay to stand for the first interfaces:
-// all that both have, up to the first adapter of the wrong type, which is removed with
-// those after it and added again in order (so device key order keeps standing for
-// interface order), but only while the VM is powered off, otherwise problem says so.
+// all that both have, up to the first adapter of the wrong type or without the
+// interface's macAddr, which is removed with those after it and added again in order (so
+// device key order keeps standing for interface order), but only while the VM is powered
+// off, otherwise problem says so.
 func keptAdapters(have []types.BaseVirtualDevice, want []wantNIC, poweredOff bool) (keep int, problem string) {
 	n := min(len(have), len(want))
 	for i := range n {
-		if got := adapterType(have[i]); got != want[i].adapter {
-			if poweredOff {
-				return i, ""
-			}
-			return n, fmt.Sprintf("the adapter of %s is a %s, the class asks for a %s: it is replaced while the VM is powered off", want[i].iface, got, want[i].adapter)
+		why := ""
+		got := adapterType(have[i])
+		mac := strings.ToLower(have[i].(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().MacAddress)
+		switch {
+		case got != want[i].adapter:
+			why = fmt.Sprintf("the adapter of %s is a %s, the class asks for a %s", want[i].iface, got, want[i].adapter)
+		case want[i].fixedMAC != "" && mac != want[i].fixedMAC:
+			why = fmt.Sprintf("the adapter of %s has MAC address %s, its macAddr is %s", want[i].iface, mac, want[i].fixedMAC)
+		default:
+			continue
 		}
+		if poweredOff {
+			return i, ""
+		}
+		return n, why + ": it is replaced while the VM is powered off"
 	}
 	return n, ""
 }

@@ -55,6 +55,15 @@ func TestNICChanges(t *testing.T) {
 	want := func(adapter string, b types.BaseVirtualDeviceBackingInfo) wantNIC {
 		return wantNIC{iface: "eth0", adapter: adapter, backing: b, mac: "00:50:56:00:00:07"}
 	}
+	// fixed is w for an interface with macAddr, whose adapter the reconcile gives that MAC.
+	fixed := func(w wantNIC, mac string) wantNIC {
+		w.fixedMAC, w.mac = mac, mac
+		return w
+	}
+	withMAC := func(d types.BaseVirtualDevice, mac string) types.BaseVirtualDevice {
+		d.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().MacAddress = mac
+		return d
+	}
 	type change struct {
 		Op   types.VirtualDeviceConfigSpecOperation
 		Key  int32
@@ -86,6 +95,15 @@ func TestNICChanges(t *testing.T) {
 		}, false},
 		{"wrong type while on: left, said", []types.BaseVirtualDevice{card(&types.VirtualVmxnet3{}, 4000, vmNet)},
 			[]wantNIC{want("VirtualE1000", vmNet)}, false, nil, true},
+		{"another MAC than macAddr while off: replaced by one with it", []types.BaseVirtualDevice{withMAC(card(&types.VirtualVmxnet3{}, 4000, vmNet), "00:0c:29:aa:bb:cc")},
+			[]wantNIC{fixed(want("VirtualVmxnet3", vmNet), "00:50:56:3a:bb:cc")}, true, []change{
+				{types.VirtualDeviceConfigSpecOperationRemove, 4000, "VirtualVmxnet3", ""},
+				{types.VirtualDeviceConfigSpecOperationAdd, -1, "VirtualVmxnet3", "00:50:56:3a:bb:cc"},
+			}, false},
+		{"another MAC than macAddr while on: left, said", []types.BaseVirtualDevice{withMAC(card(&types.VirtualVmxnet3{}, 4000, vmNet), "00:0c:29:aa:bb:cc")},
+			[]wantNIC{fixed(want("VirtualVmxnet3", vmNet), "00:50:56:3a:bb:cc")}, false, nil, true},
+		{"macAddr's MAC, in another case: kept", []types.BaseVirtualDevice{withMAC(card(&types.VirtualVmxnet3{}, 4000, vmNet), "00:50:56:3A:BB:CC")},
+			[]wantNIC{fixed(want("VirtualVmxnet3", vmNet), "00:50:56:3a:bb:cc")}, false, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
