@@ -126,7 +126,7 @@ func TestImageDiskClaims(t *testing.T) {
 	if row := tableRow(s.kubectl("get", "pvc", "-n", ns), claims[1]); !strings.Contains(row, "Bound") {
 		t.Errorf("claim %s after its volume was removed: %q, want Bound", claims[1], row)
 	}
-	s.kubectl("delete", "pvc", claims[1], "-n", ns, "--timeout=90s")
+	s.kubectl("delete", "pvc", claims[1], "-n", ns, "--timeout=55s")
 
 	s.kubectl("delete", "vm", name, "-n", ns, "--wait=false")
 	waitFor(t, 3*time.Minute, "the VM's claims and CnsRegisterVolumes gone", func() bool {
