@@ -281,6 +281,12 @@ func (a *attacher) resolve(ctx context.Context, ref events.Ref, vm model.Virtual
 	claims, errs := readClaims(ctx, ref.Namespace, vm.Spec.Volumes, readClaim)
 	for i, v := range vm.Spec.Volumes {
 		if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName == "" {
+			if slot, ok := imageDiskSlot(devices, v); !ok {
+				// The seed's Mapping spec.volumes to Image Disks: placement that matches no
+				// disk of the image asks for a new volume, which needs a claim.
+				want = append(want, wantVolume{spec: v, problem: fmt.Sprintf(
+					"no disk of the image is at %s, and a new volume needs a persistentVolumeClaim", slot)})
+			}
 			continue
 		}
 		w := wantVolume{spec: v}

@@ -1,6 +1,9 @@
 package storage
 
 import (
+	"cmp"
+	"fmt"
+
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/types"
 
@@ -97,4 +100,22 @@ func vsphereDiskMode(v model.VirtualMachineVolume) types.VirtualDiskMode {
 		}
 	}
 	return types.VirtualDiskModePersistent
+}
+
+// imageDiskSlot names the controller slot a volume entry without a claim is placed at,
+// and says whether the VM has a disk there (an image disk the entry maps).
+func imageDiskSlot(devices object.VirtualDeviceList, v model.VirtualMachineVolume) (string, bool) {
+	typ := cmp.Or(v.ControllerType, model.ControllerTypeSCSI)
+	if v.ControllerBusNumber == nil || v.UnitNumber == nil {
+		return fmt.Sprintf("%s (no bus and unit given)", typ), false
+	}
+	slot := fmt.Sprintf("%s %d:%d", typ, *v.ControllerBusNumber, *v.UnitNumber)
+	for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
+		disk := d.GetVirtualDevice()
+		ctrlTyp, bus, ok := controllerID(devices.FindByKey(disk.ControllerKey))
+		if ok && ctrlTyp == typ && bus == *v.ControllerBusNumber && disk.UnitNumber != nil && *disk.UnitNumber == *v.UnitNumber {
+			return slot, true
+		}
+	}
+	return slot, false
 }

@@ -178,18 +178,22 @@ func TestVolumeProblems(t *testing.T) {
 	holderVM := first.Deploy(t, vc, js, inventory.PhotonImage)
 	volumesVerified(t, js, first, "True")
 
+	// The seed's Mapping spec.volumes to Image Disks: placement matching no image disk,
+	// without a claim, asks for a new volume, which fails.
+	unmapped := model.VirtualMachineVolume{Name: "no-image-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](5)}
 	second := upgradedVM("my-namespace", "second", vmSpec(
 		claimVolume("missing", "no-such-claim"), claimVolume("pending", "unbound"), claimVolume("fresh", "free"), claimVolume("shared", "taken"),
-		claimVolume("deleted", "going"), claimVolume("other-vms", "owned")))
+		claimVolume("deleted", "going"), claimVolume("other-vms", "owned"), unmapped))
 	second.Put(t, js, false)
 	secondVM := second.Deploy(t, vc, js, inventory.PhotonImage)
 	st := volumesVerified(t, js, second, "False")
 	for name, want := range map[string]string{
-		"missing":   `PersistentVolumeClaim "no-such-claim" not found`,
-		"pending":   `PersistentVolumeClaim "unbound" is not bound to a volume yet`,
-		"shared":    `PersistentVolumeClaim "taken" is ReadWriteOnce and attached to VM holder`,
-		"deleted":   `PersistentVolumeClaim "going" is being deleted`,
-		"other-vms": `PersistentVolumeClaim "owned" belongs to VirtualMachine holder`,
+		"missing":       `PersistentVolumeClaim "no-such-claim" not found`,
+		"pending":       `PersistentVolumeClaim "unbound" is not bound to a volume yet`,
+		"shared":        `PersistentVolumeClaim "taken" is ReadWriteOnce and attached to VM holder`,
+		"deleted":       `PersistentVolumeClaim "going" is being deleted`,
+		"other-vms":     `PersistentVolumeClaim "owned" belongs to VirtualMachine holder`,
+		"no-image-disk": "no disk of the image is at SCSI 0:5, and a new volume needs a persistentVolumeClaim",
 	} {
 		s := volumeStatus(st, name)
 		if s == nil || s.Attached || s.Error != want {
