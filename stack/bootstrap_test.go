@@ -216,6 +216,28 @@ func TestGuestBootstrap(t *testing.T) {
 		}
 	})
 
+	// A customization changed while vCenter holds the first for the first power-on, and one
+	// changed while the VM is suspended: neither holds the power-on back for good.
+	t.Run("a changed customization never keeps the VM off", func(t *testing.T) {
+		vm := strings.NewReplacer("linuxprep-vm", "changed-prep", "powerState: PoweredOn", "powerState: PoweredOff",
+			`addresses: ["192.168.0.50/24"]`, `addresses: ["192.168.0.51/24"]`).Replace(linuxPrepVM)
+		tp.apply(vm, "user")
+		tp.waitCondition("changed-prep", "GuestCustomization", "False GuestCustomizationPending")
+		patch := func(p string) {
+			tp.kubectl("--context", "user", "patch", "vm", "changed-prep", "-n", "my-namespace", "--type", "merge", "-p", p)
+		}
+		patch(`{"spec":{"bootstrap":{"linuxPrep":{"timeZone":"Europe/Paris"}}}}`)
+		patch(`{"spec":{"powerState":"PoweredOn"}}`)
+		tp.waitPower("changed-prep", "PoweredOn")
+		tp.waitCondition("changed-prep", "GuestCustomization", "True GuestCustomizationSucceeded")
+
+		patch(`{"spec":{"powerState":"Suspended"}}`)
+		tp.waitPower("changed-prep", "Suspended")
+		patch(`{"spec":{"bootstrap":{"linuxPrep":{"timeZone":"Europe/Berlin"}}}}`)
+		patch(`{"spec":{"powerState":"PoweredOn"}}`)
+		tp.waitPower("changed-prep", "PoweredOn")
+	})
+
 	t.Run("bad input", func(t *testing.T) {
 		bad := strings.Replace(strings.Replace(vAppVM, "vapp-vm", "vapp-bad", 1), "key: hostname", "key: no-such-key", 1)
 		out, err := tp.kubectlCtx(t.Context(), []byte(bad), "--context", "user", "apply", "-n", "my-namespace", "-f", "-")
