@@ -53,11 +53,13 @@ type gate struct {
 func (g gate) open() bool { return len(g.checks) == 0 && len(g.waits) == 0 }
 
 // resuming is the gate of a suspended VM's power-on: its guest goes on where it stopped,
-// so what only a boot applies (the guest's bootstrap, a customization handed over for the
-// next Off→On) does not hold it back; one changed while suspended waits for that boot.
+// and a suspended VM takes no reconfigure, so what the other services wait to do (a
+// customization for the next boot, a disk, an encryption or a vTPM that needs the VM
+// off) cannot be done before it anyway: only the checks and the VM's existence hold it
+// back, and the rest is done once it is off again.
 func (g gate) resuming() gate {
 	g.waits = slices.DeleteFunc(slices.Clone(g.waits), func(w string) bool {
-		return strings.HasPrefix(w, model.ConditionBootstrapReady+" (")
+		return !strings.HasPrefix(w, model.ConditionCreated+" (")
 	})
 	return g
 }

@@ -171,6 +171,13 @@ func (op *operation) records(was vmState) (record, undo []types.BaseOptionValue)
 		record = append(record, &types.OptionValue{Key: vcenter.KeySoftPower, Value: op.pending.String()})
 		undo = append(undo, &types.OptionValue{Key: vcenter.KeySoftPower, Value: was.pending.String()})
 	}
+	if op.kind == opPowerOn && was.pending != (softPending{}) {
+		// A power-on ends the guest shutdown or standby asked before it: the next power-off
+		// or suspend asks the guest anew, with a time of its own, rather than waiting out
+		// the old one's.
+		record = append(record, &types.OptionValue{Key: vcenter.KeySoftPower, Value: ""})
+		undo = append(undo, &types.OptionValue{Key: vcenter.KeySoftPower, Value: was.pending.String()})
+	}
 	return record, undo
 }
 

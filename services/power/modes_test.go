@@ -223,3 +223,28 @@ func TestSoftRestartWaitsForTools(t *testing.T) {
 		t.Errorf("guest rebooted %d times, want once", n)
 	}
 }
+
+// A power-off asked for again after the VM was powered on in between asks the guest at
+// once, however long the first one's guest had: the power-on ended that request.
+func TestSecondTrySoftAsksTheGuestAgain(t *testing.T) {
+	h := start(t) // the guest has five minutes
+	calls := h.watchCalls()
+	v := h.powered("twice")
+	h.fakeTools(v)
+	off := func() {
+		h.change(v, func(vm *model.VirtualMachine) { vm.Spec.PowerState = model.PowerStateOff }) // TrySoft by default
+		h.waitStatus(v, "PoweredOff", synced(model.PowerStateOff))
+	}
+	off()
+	h.change(v, func(vm *model.VirtualMachine) { vm.Spec.PowerState = model.PowerStateOn })
+	h.readyInputs(v)
+	h.waitStatus(v, "PoweredOn", synced(model.PowerStateOn))
+	h.fakeTools(v)
+	off()
+	if n := calls.count(v, callShutdown); n != 2 {
+		t.Errorf("the guest was asked to shut down %d times, want 2", n)
+	}
+	if n := calls.count(v, callPowerOff); n != 0 {
+		t.Errorf("powered off hard %d times, want 0", n)
+	}
+}

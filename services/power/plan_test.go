@@ -36,9 +36,11 @@ func TestPlan(t *testing.T) {
 		{name: "on from off", d: desire{state: on}, vm: vmState{power: off}, op: want(opPowerOn, hard)},
 		{name: "resume from suspended", d: desire{state: on}, vm: vmState{power: sus}, op: want(opPowerOn, hard)},
 		{name: "on blocked by a check", d: desire{state: on, gate: checked}, vm: vmState{power: off}},
-		{name: "on waits for inputs", d: desire{state: on, gate: waiting}, vm: vmState{power: sus}},
+		{name: "on waits for inputs", d: desire{state: on, gate: waiting}, vm: vmState{power: off}},
 		{name: "a boot waits for the bootstrap", d: desire{state: on, gate: customizing}, vm: vmState{power: off}},
 		{name: "a resume does not: it boots nothing", d: desire{state: on, gate: customizing}, vm: vmState{power: sus}, op: want(opPowerOn, hard)},
+		{name: "nor waits for what needs the VM off", d: desire{state: on, gate: waiting}, vm: vmState{power: sus}, op: want(opPowerOn, hard)},
+		{name: "a resume is held by a check", d: desire{state: on, gate: checked}, vm: vmState{power: sus}},
 		{name: "unknown power state", d: desire{state: off}, vm: vmState{}, why: "unknown"},
 
 		{name: "off Hard", d: desire{state: off, powerOffMode: hard, gate: checked}, vm: vmState{power: on}, op: want(opPowerOff, hard)},
