@@ -25,8 +25,11 @@ type plan struct {
 
 // vmState is the part of the VM the plan reads.
 type vmState struct {
-	key   *types.CryptoKeyId // config.keyId; nil when the VM home is not encrypted
-	off   bool
+	key *types.CryptoKeyId // config.keyId; nil when the VM home is not encrypted
+	off bool
+	// disks are the VM's own (unmanaged) disks, which are encrypted and rekeyed with it
+	// (seed, Encryption); a claim's volume, attached as a first-class disk (vDiskId), has
+	// the encryption its own storage class gives.
 	disks []*types.VirtualDisk
 	vtpm  *types.VirtualTPM
 }
@@ -40,7 +43,9 @@ func readState(mvm *mo.VirtualMachine) vmState {
 	for _, d := range mvm.Config.Hardware.Device {
 		switch d := d.(type) {
 		case *types.VirtualDisk:
-			s.disks = append(s.disks, d)
+			if d.VDiskId == nil || d.VDiskId.Id == "" {
+				s.disks = append(s.disks, d)
+			}
 		case *types.VirtualTPM:
 			s.vtpm = d
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/reconcile"
@@ -55,5 +56,18 @@ func TestMakePlan(t *testing.T) {
 				t.Errorf("ops %v with spec crypto %v and %d device changes", p.ops, p.spec.Crypto, len(p.spec.DeviceChange))
 			}
 		})
+	}
+}
+
+// The plan encrypts and rekeys the VM's own disks, never a claim's volume (a first-class
+// disk, vDiskId), which its storage class encrypts or not.
+func TestReadStateLeavesClaimVolumes(t *testing.T) {
+	own := &types.VirtualDisk{VirtualDevice: types.VirtualDevice{Key: 2000}}
+	volume := &types.VirtualDisk{VirtualDevice: types.VirtualDevice{Key: 2001}, VDiskId: &types.ID{Id: "fcd-1"}}
+	s := readState(&mo.VirtualMachine{Config: &types.VirtualMachineConfigInfo{
+		Hardware: types.VirtualHardware{Device: []types.BaseVirtualDevice{own, volume}},
+	}})
+	if len(s.disks) != 1 || s.disks[0] != own {
+		t.Errorf("disks the plan encrypts %v, want the VM's own alone", s.disks)
 	}
 }
