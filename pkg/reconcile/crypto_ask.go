@@ -24,6 +24,9 @@ type CryptoAsk struct {
 	EncryptDisks bool
 	// VTPM: the VM's class adds a virtual TPM.
 	VTPM bool
+	// Class is the VM's class as read (zero when absent): the vTPM follows it only once
+	// the VM has that class's configuration (vcenter.KeyAppliedClass), as a resize does.
+	Class model.AppliedClass
 }
 
 // Any tells whether the VM asks for encryption at all.
@@ -49,6 +52,7 @@ func ReadCryptoAsk(ctx context.Context, js jetstream.JetStream, vm *model.Virtua
 	if hw, err := vcenter.ClassHardwareOf(class.Spec); err == nil {
 		ask.VTPM = hw.VTPM
 	}
+	ask.Class = model.AppliedClass{Name: class.Name, UID: string(class.UID), Generation: class.Generation}
 	return ask, nil
 }
 

@@ -34,7 +34,8 @@ type handler struct {
 }
 
 // vmProps are what the handler reads of a VM.
-var vmProps = []string{"config.keyId", "config.hardware.device", "runtime.powerState"}
+var vmProps = []string{"config.keyId", "config.hardware.device", "runtime.powerState",
+	`config.extraConfig["` + vcenter.KeyAppliedClass + `"]`}
 
 // reconcile encrypts, rekeys and gives or takes the vTPM of a VM as its spec asks, and
 // reports its encryption (status.crypto) and VirtualMachineEncryptionSynced.
@@ -78,6 +79,10 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		}
 	}
 	s := readState(&mvm)
+	if created {
+		_, sameClassResize := vm.Annotations[model.AnnotationSameClassResize]
+		ask = vtpmAsApplied(ask, s, sameClassResize)
+	}
 	var t *target
 	var prob *problem
 	if ask.Any() || s.key != nil { // the key matters only to encrypt or rekey

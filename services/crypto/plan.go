@@ -1,14 +1,15 @@
 package crypto
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
-
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
@@ -32,6 +33,8 @@ type vmState struct {
 	// the encryption its own storage class gives.
 	disks []*types.VirtualDisk
 	vtpm  *types.VirtualTPM
+	// applied is the class whose configuration the VM has (vcenter.KeyAppliedClass).
+	applied model.AppliedClass
 }
 
 func readState(mvm *mo.VirtualMachine) vmState {
@@ -40,6 +43,11 @@ func readState(mvm *mo.VirtualMachine) vmState {
 		return s
 	}
 	s.key = mvm.Config.KeyId
+	for _, o := range mvm.Config.ExtraConfig {
+		if v := o.GetOptionValue(); v.Key == vcenter.KeyAppliedClass {
+			s.applied, _ = model.ParseAppliedClass(fmt.Sprint(v.Value))
+		}
+	}
 	for _, d := range mvm.Config.Hardware.Device {
 		switch d := d.(type) {
 		case *types.VirtualDisk:
@@ -51,6 +59,19 @@ func readState(mvm *mo.VirtualMachine) vmState {
 		}
 	}
 	return s
+}
+
+// vtpmAsApplied keeps the VM's vTPM as it is when its class was deleted, or edited since
+// the VM got its configuration (vcenter.KeyAppliedClass, recorded by placement's create
+// and power's resizes) without asking for same-class resizes: as the seed's Resizing has
+// it, a VM takes its class's configuration once, and a later edit of the class only
+// through a resize. A spec naming another class is a resize: the vTPM follows that class.
+func vtpmAsApplied(ask reconcile.CryptoAsk, s vmState, sameClassResize bool) reconcile.CryptoAsk {
+	follows := ask.Class.Name != "" && (ask.Class.Name != s.applied.Name || ask.Class == s.applied || sameClassResize)
+	if !follows {
+		ask.VTPM = s.vtpm != nil
+	}
+	return ask
 }
 
 // makePlan decides the reconfigure (seed, Encryption): encrypt a VM that asks for

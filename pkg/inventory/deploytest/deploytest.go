@@ -133,8 +133,9 @@ func kindOf(o map[string]any) (model.Kind, bool) {
 
 // Deploy deploys the namespace library's item (e.g. inventory.PhotonImage) as a VM named
 // name in the first zone, then gives it instanceUUID and vmop's ExtraConfig keys naming
-// the object ref with uid, as placement does. It returns the powered-off VM.
-func (e *Env) Deploy(ctx context.Context, item, name, instanceUUID string, ref events.Ref, uid string) (*object.VirtualMachine, error) {
+// the object ref with uid, as placement does, and the extra ones given (e.g. the applied
+// class). It returns the powered-off VM.
+func (e *Env) Deploy(ctx context.Context, item, name, instanceUUID string, ref events.Ref, uid string, extra ...types.BaseOptionValue) (*object.VirtualMachine, error) {
 	libs := library.NewManager(e.rest)
 	libIDs, err := libs.FindLibrary(ctx, library.Find{Name: inventory.Library.Name})
 	if err != nil || len(libIDs) != 1 {
@@ -171,10 +172,10 @@ func (e *Env) Deploy(ctx context.Context, item, name, instanceUUID string, ref e
 	vm := object.NewVirtualMachine(e.Client.Client, *moref)
 	task, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{
 		InstanceUuid: instanceUUID,
-		ExtraConfig: []types.BaseOptionValue{
+		ExtraConfig: append([]types.BaseOptionValue{
 			&types.OptionValue{Key: vmopvc.KeyObject, Value: ref.Namespace + "/" + ref.Name},
 			&types.OptionValue{Key: vmopvc.KeyUID, Value: uid},
-		},
+		}, extra...),
 	})
 	if err == nil {
 		err = task.Wait(ctx)

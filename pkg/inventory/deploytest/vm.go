@@ -9,10 +9,13 @@ import (
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/events/eventstest"
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/reconcile"
+	vmopvc "github.com/vmop/vmop/pkg/vcenter"
 )
 
 // Serve runs a service (run, until its context ends) against a fresh NATS holding the
@@ -101,11 +104,21 @@ func (v *VM) Sync(t testing.TB, js jetstream.JetStream) {
 	v.seq, v.gen, v.Spec, v.Annotations = rec.Seq, obj.Metadata.Generation, obj.Spec, obj.Metadata.Annotations
 }
 
-// Deploy creates the VM in e's vcsim from a library item as placement would, reports it
-// created in a placement slice, and destroys it when the test ends.
+// Deploy creates the VM in e's vcsim from a library item as placement would (recording
+// the class it was given, when SPECS has it), reports it created in a placement slice, and
+// destroys it when the test ends.
 func (v *VM) Deploy(t testing.TB, e *Env, js jetstream.JetStream, item string) *object.VirtualMachine {
 	t.Helper()
-	vm, err := e.Deploy(t.Context(), item, v.Ref.Name, v.Spec.InstanceUUID, v.Ref, v.UID)
+	var extra []types.BaseOptionValue
+	var class model.VirtualMachineClass
+	found, err := reconcile.LastSpecOf(t.Context(), js, events.Ref{Plural: "virtualmachineclasses", Namespace: v.Ref.Namespace, Name: v.Spec.ClassName}, &class)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found {
+		extra = append(extra, vmopvc.AppliedClassOption(model.AppliedClass{Name: class.Name, UID: string(class.UID), Generation: class.Generation}))
+	}
+	vm, err := e.Deploy(t.Context(), item, v.Ref.Name, v.Spec.InstanceUUID, v.Ref, v.UID, extra...)
 	if err != nil {
 		t.Fatal(err)
 	}
