@@ -40,7 +40,8 @@ func (r *reconciler) remove(ctx context.Context, id vmIdentity, vm *model.Virtua
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	v, _, err := r.findVM(ctx, t, id, prev.UniqueID, vm.Spec.InstanceUUID, searchByName(prev.Conditions, true, r.now(), r.grace))
+	v, _, err := r.findVM(ctx, t, id, prev.UniqueID, vm.Spec.InstanceUUID, searchByName(prev.Conditions, true, r.now(), r.grace),
+		createAttempted(prev.Conditions) && r.fromTemplateItem(ctx, id.namespace, vm.Spec.Image))
 	if errors.Is(err, errForeignVM) {
 		v, err = nil, nil // the VM with our name is not ours: nothing of ours to destroy
 	}
@@ -137,4 +138,11 @@ func (r *reconciler) unmanage(ctx context.Context, id vmIdentity, v *vmState) er
 
 func isInvalidPowerState(err error) bool {
 	return err != nil && fault.Is(err, &types.InvalidPowerState{})
+}
+
+// fromTemplateItem says whether the VM's image is a VM template item, whose deploy makes
+// a VM before vmop's keys are given to it; false when the image cannot be read now.
+func (r *reconciler) fromTemplateItem(ctx context.Context, namespace string, ref *model.ImageRef) bool {
+	img, err := r.resolveImage(ctx, namespace, ref, newConditions(nil, 0, r.now()))
+	return err == nil && img != nil && img.fromTemplateItem()
 }

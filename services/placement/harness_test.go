@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -292,6 +293,21 @@ func (h *harness) vmsOf(uid string) []mo.VirtualMachine {
 		}
 	}
 	return out
+}
+
+// hasVMNamed says whether vcsim has a VM of the name.
+func (h *harness) hasVMNamed(name string) bool {
+	h.t.Helper()
+	v, err := view.NewManager(h.vc.Client).CreateContainerView(h.ctx, h.vc.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer func() { _ = v.Destroy(context.Background()) }()
+	var all []mo.VirtualMachine
+	if err := v.Retrieve(h.ctx, []string{"VirtualMachine"}, []string{"name"}, &all); err != nil {
+		h.t.Fatal(err)
+	}
+	return slices.ContainsFunc(all, func(vm mo.VirtualMachine) bool { return vm.Name == name })
 }
 
 func extraConfig(vm mo.VirtualMachine, key string) string {

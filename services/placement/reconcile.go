@@ -82,7 +82,8 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		return reconcile.Result{}, err
 	}
 
-	found, adopt, err := r.findVM(ctx, t, id, prev.UniqueID, vm.Spec.InstanceUUID, searchByName(prev.Conditions, false, r.now(), r.grace))
+	found, adopt, err := r.findVM(ctx, t, id, prev.UniqueID, vm.Spec.InstanceUUID, searchByName(prev.Conditions, false, r.now(), r.grace),
+		img != nil && img.fromTemplateItem())
 	if errors.Is(err, errForeignVM) {
 		conds.fail(model.ConditionCreated, model.ReasonError, err.Error())
 		return r.publishAndRetry(ctx, o, st, conds, err)
