@@ -336,3 +336,28 @@ func TestCreateFailureIsReported(t *testing.T) {
 		t.Errorf("%d VMs after a failed create, want 0", n)
 	}
 }
+
+// A VM naming a VirtualMachineSetResourcePolicy (spec.reserved.resourcePolicyName) that
+// cannot be fetched is not created, as in VM Operator, and the condition says why; vmop
+// serves no such kind, so the name is never silently passed over.
+func TestResourcePolicyNotFound(t *testing.T) {
+	h := newHarness(t)
+	h.seedClassAndImage()
+	h.runService()
+
+	v := newTestVM("policy-vm")
+	v.spec = map[string]any{"reserved": map[string]any{"resourcePolicyName": "my-resource-policy"}}
+	h.putVM(v, false)
+	_, st := h.waitSlice(v.ref, "ResourcePolicyReady NotFound", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		return condition(st, model.ConditionResourcePolicyReady).Reason == model.ReasonNotFound
+	})
+	if c := condition(st, model.ConditionResourcePolicyReady); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, `"my-resource-policy" not found`) {
+		t.Errorf("ResourcePolicyReady = %+v, want False NotFound naming the policy", c)
+	}
+	if c := condition(st, model.ConditionCreated); c.Status != metav1.ConditionFalse {
+		t.Errorf("Created = %+v, want False", c)
+	}
+	if n := len(h.vmsOf(v.uid)); n != 0 {
+		t.Errorf("%d VMs for a VM whose resource policy cannot be fetched, want 0", n)
+	}
+}

@@ -145,6 +145,16 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		conds.fail(model.ConditionCreated, model.ReasonInvalid, msg)
 		return done()
 	}
+	if name := resourcePolicyName(vm); name != "" {
+		// As VM Operator, a VM whose VirtualMachineSetResourcePolicy cannot be fetched is not
+		// created; vmop serves no such kind, so none can be.
+		msg := fmt.Sprintf("VirtualMachineSetResourcePolicy %q not found: vmop serves no VirtualMachineSetResourcePolicy", name)
+		conds.fail(model.ConditionResourcePolicyReady, model.ReasonNotFound, msg)
+		conds.fail(model.ConditionCreated, model.ReasonNotReady, msg)
+		res, err := done()
+		res.Idle = true // nothing can change it: the name is immutable (IMM-4)
+		return res, err
+	}
 
 	zoneName := o.Meta.Labels[model.LabelZone]
 	candidates := t.names
@@ -268,4 +278,12 @@ func (r *reconciler) publishAndRetry(ctx context.Context, o reconcile.Object, st
 		return reconcile.Result{}, errors.Join(cause, err)
 	}
 	return reconcile.Result{}, cause
+}
+
+// resourcePolicyName is spec.reserved.resourcePolicyName, "" when unset.
+func resourcePolicyName(vm *model.VirtualMachine) string {
+	if vm.Spec.Reserved == nil {
+		return ""
+	}
+	return vm.Spec.Reserved.ResourcePolicyName
 }
