@@ -103,7 +103,7 @@ func (r *reconciler) finishClone(ctx context.Context, id vmIdentity, vm *model.V
 		v.powerState != types.VirtualMachinePowerStatePoweredOff {
 		return nil
 	}
-	return r.raiseVersion(ctx, id, v, createVersion(vm.Spec.MinHardwareVersion, cls.hw, img.hardwareVersion))
+	return r.raiseVersion(ctx, id, v, createVersion(vm.Spec, cls.hw, img.hardwareVersion))
 }
 
 // raiseVersion upgrades the VM v made from an image to hardware version want when it is

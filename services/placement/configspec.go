@@ -43,7 +43,7 @@ func createSpec(id vmIdentity, vm model.VirtualMachineSpec, cls *class, hostMHz 
 		cls.hw.ExtraConfigKeysOption(),
 	)
 	cs.DeviceChange = vcenter.PassthroughAdds(cls.hw.Passthrough, firstPassthroughKey)
-	if v := createVersion(vm.MinHardwareVersion, cls.hw, imageHW); v != imageHW {
+	if v := createVersion(vm, cls.hw, imageHW); v != imageHW {
 		cs.Version = fmt.Sprintf("vmx-%d", v)
 	}
 	return cs
@@ -54,20 +54,31 @@ func createSpec(id vmIdentity, vm model.VirtualMachineSpec, cls *class, hostMHz 
 const firstPassthroughKey = -200
 
 // passthroughHardwareVersion is the lowest hardware version with vGPUs and dynamic
-// DirectPath I/O devices.
-const passthroughHardwareVersion = 17
+// DirectPath I/O devices; pvcHardwareVersion the lowest VM Operator gives a VM with
+// persistent volumes.
+const (
+	passthroughHardwareVersion = 17
+	pvcHardwareVersion         = 15
+)
 
 // createVersion is the VM's hardware version at create (api-rules §7.12): the class's when
-// it sets one, else the image's raised for passthrough devices; then raised to the spec's
-// minimum.
-func createVersion(minimum int32, hw vcenter.ClassHardware, imageHW int32) int32 {
+// it sets one, else the image's raised as needed for passthrough devices or the claims
+// among the spec's volumes; then raised to the spec's minimum.
+func createVersion(vm model.VirtualMachineSpec, hw vcenter.ClassHardware, imageHW int32) int32 {
 	v := imageHW
-	if cv := vcenter.HardwareVersion(hw.Version); cv > 0 {
+	switch cv := vcenter.HardwareVersion(hw.Version); {
+	case cv > 0:
 		v = cv
-	} else if len(hw.Passthrough) > 0 && v < passthroughHardwareVersion {
-		v = passthroughHardwareVersion
+	case len(hw.Passthrough) > 0:
+		v = max(v, passthroughHardwareVersion)
+	case hasClaims(vm.Volumes):
+		v = max(v, pvcHardwareVersion)
 	}
-	return max(v, minimum)
+	return max(v, vm.MinHardwareVersion)
+}
+
+func hasClaims(volumes []model.VirtualMachineVolume) bool {
+	return slices.ContainsFunc(volumes, func(v model.VirtualMachineVolume) bool { return v.PersistentVolumeClaim != nil })
 }
 
 // configSpecXML encodes cs as the content library's deploy takes it (provider XML):

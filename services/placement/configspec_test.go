@@ -49,6 +49,14 @@ func TestCreateSpecXML(t *testing.T) {
 	if v := createSpec(vmIdentity{}, model.VirtualMachineSpec{MinHardwareVersion: 17}, &class{}, 0, 19).Version; v != "" {
 		t.Errorf("version %q for a minimum below the image's, want the image's (unset)", v)
 	}
+	claim := model.VirtualMachineSpec{Volumes: []model.VirtualMachineVolume{{Name: "data",
+		PersistentVolumeClaim: &model.PersistentVolumeClaimVolumeSource{ClaimName: "my-pvc"}}}}
+	if v := createSpec(vmIdentity{}, claim, &class{}, 0, 13).Version; v != "vmx-15" {
+		t.Errorf("version %q for a vmx-13 image and a claim, want vmx-15 (api-rules §7.12)", v)
+	}
+	if v := createSpec(vmIdentity{}, claim, &class{}, 0, 19).Version; v != "" {
+		t.Errorf("version %q for a vmx-19 image and a claim, want the image's (unset)", v)
+	}
 }
 
 // The class's whole ConfigSpec is merged: settings, extraConfig (recorded by key), the

@@ -56,7 +56,7 @@ func (r *reconciler) deployTemplate(ctx context.Context, folder *object.Folder, 
 	if err != nil || v == nil {
 		return *ref, err
 	}
-	return *ref, r.raiseVersion(ctx, id, v, createVersion(spec.MinHardwareVersion, cls.hw, 0))
+	return *ref, r.raiseVersion(ctx, id, v, createVersion(spec, cls.hw, 0))
 }
 
 // templateDeploySpec is the deploy of a VM template item as name at the chosen place.
