@@ -79,7 +79,13 @@ func unplaced(conds *conditions, err error) bool {
 // instance storage recorded first).
 func (r *reconciler) chooseAndRecord(ctx context.Context, o reconcile.Object, t *topology, id vmIdentity, vm *model.VirtualMachine,
 	cls *class, img *image, candidates []string, v preread, st *model.VirtualMachineStatus, conds *conditions) (ch choice, decided bool, err error) {
-	peers, err := r.peers(ctx, id.namespace, id.name, affinity{self: o.Meta.Labels, spec: vm.Spec.Affinity}.relevant, v.heads)
+	relevant := affinity{self: o.Meta.Labels, spec: vm.Spec.Affinity}.relevant
+	if vm.Spec.GroupName != "" {
+		// Its decision may place the other members of its group too (placeVM), whose
+		// affinity needs the hosts of VMs this one's does not.
+		relevant = func(peer) bool { return true }
+	}
+	peers, err := r.peers(ctx, id.namespace, id.name, relevant, v.heads)
 	if err != nil {
 		return choice{}, false, err
 	}
