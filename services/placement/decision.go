@@ -118,7 +118,12 @@ func (r *reconciler) chooseAndRecord(ctx context.Context, o reconcile.Object, t 
 		}
 		conds.ok(model.ConditionPlacementReady)
 		conds.fail(model.ConditionCreated, model.ReasonNotReady, "instance storage recorded on host "+ch.host.name)
-		st.Zone, st.NodeName = ch.zone.name, ch.host.name // where the namespace's next decisions count it
+		// Published before the namespace is let go, as a create's decision is: the
+		// namespace's next decision counts the VM on that host.
+		st.Zone, st.NodeName = ch.zone.name, ch.host.name
+		if err := r.publish(ctx, o, st, conds); err != nil {
+			return choice{}, false, err
+		}
 		return ch, false, nil
 	}
 	ch, err = r.placeVM(ctx, t, id, o.Spec.Seq, o.Meta.Labels, vm, candidates, v.room, need, peers, v.groups)

@@ -174,3 +174,45 @@ func TestInstanceStorageIsNotOvercommitted(t *testing.T) {
 		t.Errorf("VMs by host %v, refused %v; want three VMs on three different hosts and one refused", hosts, refused)
 	}
 }
+
+// A VM's instance storage host is visible to the namespace's next decision as soon as the
+// decision that recorded it lets the namespace go: a VM kept off its host by anti-affinity,
+// decided right after (before the recording reconcile ends), does not take it, which would
+// leave the first with its recorded host, the only one it may use, taken for good.
+func TestRecordedInstanceStorageHostCountsAtOnce(t *testing.T) {
+	h := newHarness(t)
+	h.seedClassAndImage()
+	h.seedInstanceStorageClass("inst-class", "100Gi")
+	tier := unique("db")
+	inZoneA := func(prefix string) testVM {
+		v := affinityVM(prefix, "tier", tier, "vmAntiAffinity", tier, model.TopologyKeyHostname)
+		v.labels[model.LabelZone] = "zone-a"
+		return v
+	}
+	x := inZoneA("x-db")
+	h.putVM(x, false)
+	h.placedAt(x, "zone-a", "esx-a1")
+
+	r := h.newTestReconciler()
+	b := inZoneA("b-db")
+	b.className = "inst-class"
+	h.putVM(b, false)
+	res, err := r.reconcile(h.ctx, h.object(b.ref)) // records the host; the loop has not published its result
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := statusOf(t, res).NodeName
+	if recorded == "" {
+		t.Fatalf("b-db's first pass recorded no host: %+v", statusOf(t, res))
+	}
+
+	a := inZoneA("a-db")
+	h.putVM(a, false)
+	resA, err := r.reconcile(h.ctx, h.object(a.ref))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statusOf(t, resA).NodeName; got == recorded {
+		t.Errorf("a-db was placed on %s, the host recorded for b-db's instance storage", got)
+	}
+}
