@@ -277,17 +277,8 @@ func (h *harness) waitProcessed(seq uint64) {
 // vmsOf returns the VMs in vcsim that carry the object uid in their ExtraConfig.
 func (h *harness) vmsOf(uid string) []mo.VirtualMachine {
 	h.t.Helper()
-	v, err := view.NewManager(h.vc.Client).CreateContainerView(h.ctx, h.vc.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer func() { _ = v.Destroy(context.Background()) }()
-	var all []mo.VirtualMachine
-	if err := v.Retrieve(h.ctx, []string{"VirtualMachine"}, []string{"name", "config", "runtime", "resourcePool", "parent"}, &all); err != nil {
-		h.t.Fatal(err)
-	}
 	var out []mo.VirtualMachine
-	for _, vm := range all {
+	for _, vm := range h.allVMs("name", "config", "runtime", "resourcePool", "parent") {
 		if extraConfig(vm, vcenter.KeyUID) == uid {
 			out = append(out, vm)
 		}
@@ -298,16 +289,22 @@ func (h *harness) vmsOf(uid string) []mo.VirtualMachine {
 // hasVMNamed says whether vcsim has a VM of the name.
 func (h *harness) hasVMNamed(name string) bool {
 	h.t.Helper()
+	return slices.ContainsFunc(h.allVMs("name"), func(vm mo.VirtualMachine) bool { return vm.Name == name })
+}
+
+// allVMs reads the properties of every VM in vcsim.
+func (h *harness) allVMs(props ...string) []mo.VirtualMachine {
+	h.t.Helper()
 	v, err := view.NewManager(h.vc.Client).CreateContainerView(h.ctx, h.vc.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	defer func() { _ = v.Destroy(context.Background()) }()
 	var all []mo.VirtualMachine
-	if err := v.Retrieve(h.ctx, []string{"VirtualMachine"}, []string{"name"}, &all); err != nil {
+	if err := v.Retrieve(h.ctx, []string{"VirtualMachine"}, props, &all); err != nil {
 		h.t.Fatal(err)
 	}
-	return slices.ContainsFunc(all, func(vm mo.VirtualMachine) bool { return vm.Name == name })
+	return all
 }
 
 func extraConfig(vm mo.VirtualMachine, key string) string {

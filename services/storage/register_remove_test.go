@@ -8,8 +8,6 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/events"
-	"github.com/vmop/vmop/pkg/inventory"
-	"github.com/vmop/vmop/pkg/inventory/deploytest"
 	"github.com/vmop/vmop/pkg/model"
 )
 
@@ -19,16 +17,7 @@ import (
 // with the VM, with its CnsRegisterVolume.
 func TestRemovedImageDiskIsDetached(t *testing.T) {
 	js := startService(t)
-	v := deploytest.NewVM("my-namespace", "image-disk-removed", model.VirtualMachineSpec{
-		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
-		Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
-	})
-	v.Put(t, js, false)
-	vcVM := v.Deploy(t, vc, js, inventory.MultiDiskImage)
-	v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
-		return c == "True"
-	})
+	v, vcVM, _ := registeredMultiDiskVM(t, js, "image-disk-removed")
 	v.Sync(t, js)
 	if len(v.Spec.Volumes) != 2 {
 		t.Fatalf("spec.volumes %+v, want the 2 image disks", v.Spec.Volumes)

@@ -28,16 +28,7 @@ import (
 // and CnsRegisterVolumes deleted and leaves a claim of the same namespace it does not own.
 func TestImageDisksBecomeClaims(t *testing.T) {
 	js := startService(t)
-	v := deploytest.NewVM("my-namespace", "two-disk-claims", model.VirtualMachineSpec{
-		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
-		Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
-	})
-	v.Put(t, js, false)
-	vcVM := v.Deploy(t, vc, js, inventory.MultiDiskImage)
-	_, st := v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
-		return c == "True"
-	})
+	v, vcVM, st := registeredMultiDiskVM(t, js, "two-disk-claims")
 	if c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesBackfilled); c != "True" {
 		t.Errorf("Backfilled %q, want True", c)
 	}
@@ -192,6 +183,23 @@ func TestImageDisksBecomeClaims(t *testing.T) {
 	if head.Metadata.DeletionTimestamp != "" {
 		t.Error("a claim the VM does not own was deleted with it")
 	}
+}
+
+// registeredMultiDiskVM deploys a VM named name from the multi-disk image and waits until
+// its image disks are registered, returning its status then.
+func registeredMultiDiskVM(t *testing.T, js jetstream.JetStream, name string) (*deploytest.VM, *object.VirtualMachine, model.VirtualMachineStatus) {
+	t.Helper()
+	v := deploytest.NewVM("my-namespace", name, model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
+		Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
+	})
+	v.Put(t, js, false)
+	vcVM := v.Deploy(t, vc, js, inventory.MultiDiskImage)
+	_, st := v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
+		return c == "True"
+	})
+	return v, vcVM, st
 }
 
 func storedVM(t *testing.T, js jetstream.JetStream, v *deploytest.VM) model.VirtualMachine {
