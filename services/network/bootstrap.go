@@ -79,10 +79,12 @@ func planBootstrap(vm *model.VirtualMachine, sec *secrets) bootstrapPlan {
 
 // implicitLinuxPrep gives a VM without a bootstrap, without CD-ROMs and with a Linux
 // guest the LinuxPrep customization api-rules §10 implies (hardware clock in UTC), in the
-// decoded spec only; it reports whether it did.
+// decoded spec only; it reports whether it did. The guest's family is its configured
+// guest ID's, as VM Operator reads it: what VMware Tools report is known only once the
+// guest has run, after the first boot that this customization is for.
 func implicitLinuxPrep(vm *model.VirtualMachine, mvm mo.VirtualMachine) bool {
 	if vm.Spec.Bootstrap != nil || (vm.Spec.Hardware != nil && len(vm.Spec.Hardware.Cdrom) > 0) ||
-		mvm.Guest == nil || mvm.Guest.GuestFamily != string(types.VirtualMachineGuestOsFamilyLinuxGuest) {
+		mvm.Config == nil || types.GuestIDToFamily(mvm.Config.GuestId) != types.VirtualMachineGuestOsFamilyLinuxGuest {
 		return false
 	}
 	vm.Spec.Bootstrap = &model.VirtualMachineBootstrapSpec{LinuxPrep: &model.VirtualMachineBootstrapLinuxPrepSpec{HardwareClockIsUTC: types.NewBool(true)}}

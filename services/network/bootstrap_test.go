@@ -375,3 +375,24 @@ func TestChangedCustomizationWaitsBehindThePendingOne(t *testing.T) {
 			extraConfigOf(g)[keyCustomization], first, pendingCustomization(g))
 	}
 }
+
+// The implied LinuxPrep goes by the configured guest ID, not by what VMware Tools report:
+// before the first boot, which it customizes, Tools have said nothing.
+func TestImplicitLinuxPrepByConfiguredGuest(t *testing.T) {
+	tests := []struct {
+		guestID, toolsFamily string
+		want                 bool
+	}{
+		{"vmwarePhoton64Guest", "", true},
+		{"ubuntu64Guest", "", true},
+		{"windows2019srv_64Guest", string(types.VirtualMachineGuestOsFamilyLinuxGuest), false},
+		{"otherGuest64", "", false},
+	}
+	for _, tt := range tests {
+		vm := &model.VirtualMachine{}
+		mvm := mo.VirtualMachine{Config: &types.VirtualMachineConfigInfo{GuestId: tt.guestID}, Guest: &types.GuestInfo{GuestFamily: tt.toolsFamily}}
+		if got := implicitLinuxPrep(vm, mvm); got != tt.want {
+			t.Errorf("guest ID %s, Tools' family %q: implied LinuxPrep %v, want %v", tt.guestID, tt.toolsFamily, got, tt.want)
+		}
+	}
+}

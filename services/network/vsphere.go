@@ -19,7 +19,7 @@ import (
 // guest (guestProperties).
 var vmProperties = append([]string{
 	"config.hardware.device", "config.extraConfig", "config.vAppConfig", "config.uuid",
-	"config.tools.pendingCustomization",
+	"config.tools.pendingCustomization", "config.guestId",
 }, guestProperties...)
 
 // readVM reads the VM placement created (vcenter.ReadVMConfig) once its tasks are done.
