@@ -223,9 +223,10 @@ func (c *claims) volumeOf(ctx context.Context, o reconcile.Object, claim *model.
 	return c.volumes.byName(ctx, name)
 }
 
-// retains reports that the claim's class keeps volumes of deleted claims. A class deleted
-// since has Kubernetes' default policy, Delete; a class that cannot be read is an error, never
-// a reason to delete data.
+// retains reports that the claim's class keeps volumes of deleted claims. The policy cannot
+// change (model.ValidateStorageClass); a class deleted since, whose policy is no longer
+// known, keeps the volume, as a class that cannot be read does: neither is a reason to
+// delete data.
 func (c *claims) retains(ctx context.Context, claim *model.PersistentVolumeClaim) (bool, error) {
 	var sc model.StorageClass
 	name := classOf(claim)
@@ -233,7 +234,7 @@ func (c *claims) retains(ctx context.Context, claim *model.PersistentVolumeClaim
 	if err != nil {
 		return false, fmt.Errorf("read storage class %s for its reclaim policy: %w", name, err)
 	}
-	return found && sc.ReclaimPolicy == "Retain", nil
+	return !found || sc.ReclaimPolicy == "Retain", nil
 }
 
 // class reads the claim's StorageClass; problem says why it cannot provision.

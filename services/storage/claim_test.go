@@ -278,6 +278,31 @@ func TestClaimRetainedVolumeKept(t *testing.T) {
 	}
 }
 
+// A claim whose class was deleted since its volume was made keeps the volume when it goes:
+// the policy is no longer known, and not knowing is no reason to delete data (a Retain
+// class deleted by an admin left its volumes deleted).
+func TestClaimOfADeletedClassKeepsItsVolume(t *testing.T) {
+	js := startService(t)
+	putStorageClass(t, js, "goes-away", true, "Retain")
+	c := newPVCFixture("orphaned", "1Gi", "goes-away")
+	c.put(t, js)
+	c.waitBound(t, js)
+	ref := events.Ref{Plural: "storageclasses", Name: "goes-away"}
+	rec, err := events.LastSpec(t.Context(), js, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := events.AppendSpec(t.Context(), js, ref, events.OpDelete, nil, rec.Seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.markDeleting()
+	c.put(t, js)
+	c.waitReleased(t, js)
+	if n := len(cnsVolumes(t, "pvc-"+c.UID)); n != 1 {
+		t.Errorf("CNS volumes of a claim whose class was deleted, after its deletion: %d, want 1", n)
+	}
+}
+
 // A claim whose class binds WaitForFirstConsumer stays Pending, with no CNS volume, until a
 // VM names it; then it is provisioned and Bound.
 func TestClaimWaitsForFirstConsumer(t *testing.T) {

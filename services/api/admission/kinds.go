@@ -15,7 +15,7 @@ import (
 
 // kindRules are stages 2 and 3 of the kinds besides VirtualMachine that have rules
 // (api-rules §9): VirtualMachineClass, VirtualMachineGroup, EncryptionClass, Secret,
-// ConfigMap and ResourceQuota. The other
+// ConfigMap, ResourceQuota and StorageClass (Kubernetes' immutable fields). The other
 // kinds have none beyond their schema and the privileged-write check of authorization.
 func kindRules() (map[string]defaulter, map[string]validator) {
 	defaulters := map[string]defaulter{
@@ -47,6 +47,9 @@ func kindRules() (map[string]defaulter, map[string]validator) {
 		}),
 		"ResourceQuota": typedValidator(func(_ *Request, q, old *model.ResourceQuota) field.ErrorList {
 			return model.ValidateResourceQuota(q, old)
+		}),
+		"StorageClass": typedValidator(func(_ *Request, sc, old *model.StorageClass) field.ErrorList {
+			return model.ValidateStorageClass(sc, old)
 		}),
 		"CnsRegisterVolume": typedValidator(func(r *Request, _, old *model.CnsRegisterVolume) field.ErrorList {
 			return model.ValidateCnsRegisterVolume(old, isService(r.User))
