@@ -56,7 +56,8 @@ func ImageStorageCapacity(img *VirtualMachineImageStatus) resource.Quantity {
 
 // VMStorageCharge is what a VM charges: status.storage.total once the storage service
 // reported it (other files and the requested capacity of its non-PVC disks), before that
-// the capacity of its image's disks (image nil: nothing is known to charge).
+// the capacity of its image's disks, its boot disk grown to spec.advanced.bootDiskCapacity
+// (image nil: nothing is known to charge).
 func VMStorageCharge(vm *VirtualMachine, image *VirtualMachineImageStatus) StorageCharge {
 	c := StorageCharge{StorageClass: vm.Spec.StorageClass, Storage: *resource.NewQuantity(0, resource.BinarySI)}
 	switch {
@@ -64,8 +65,27 @@ func VMStorageCharge(vm *VirtualMachine, image *VirtualMachineImageStatus) Stora
 		c.Storage = vm.Status.Storage.Total.DeepCopy()
 	case image != nil:
 		c.Storage = ImageStorageCapacity(image)
+		c.Storage.Add(BootDiskGrowth(vm, image))
 	}
 	return c
+}
+
+// BootDiskGrowth is how much spec.advanced.bootDiskCapacity adds to the image's first disk
+// (the boot disk; an image without disks, an ISO, gets a boot disk of that size); zero when
+// it asks for no more.
+func BootDiskGrowth(vm *VirtualMachine, image *VirtualMachineImageStatus) resource.Quantity {
+	growth := *resource.NewQuantity(0, resource.BinarySI)
+	if vm.Spec.Advanced == nil || vm.Spec.Advanced.BootDiskCapacity == nil || image == nil {
+		return growth
+	}
+	growth = vm.Spec.Advanced.BootDiskCapacity.DeepCopy()
+	if len(image.Disks) > 0 {
+		growth.Sub(ImageStorageCapacity(&VirtualMachineImageStatus{Disks: image.Disks[:1]}))
+	}
+	if growth.Sign() < 0 {
+		return *resource.NewQuantity(0, resource.BinarySI)
+	}
+	return growth
 }
 
 // ClaimStorageCharge is what a PersistentVolumeClaim charges: its requested storage.

@@ -41,10 +41,7 @@ func (a *Admission) checkQuota(r *Request) error {
 func (a *Admission) chargeDelta(r *Request) (model.ResourceList, error) {
 	switch r.Kind.Kind {
 	case "VirtualMachine":
-		if !r.create() {
-			return nil, nil // its image and storage class never change (IMM): it charged on create
-		}
-		vm, _, err := typedVMs(r)
+		vm, old, err := typedVMs(r)
 		if err != nil {
 			return nil, err
 		}
@@ -54,7 +51,14 @@ func (a *Admission) chargeDelta(r *Request) (model.ResourceList, error) {
 				return nil, err
 			}
 		}
-		return model.ChargeDelta(nil, model.VMStorageCharge(vm, img)), nil
+		if r.create() {
+			return model.ChargeDelta(nil, model.VMStorageCharge(vm, img)), nil
+		}
+		// Its image and storage class never change (IMM): it charged on create; a larger
+		// boot disk charges what it adds.
+		grown := model.BootDiskGrowth(vm, img)
+		grown.Sub(model.BootDiskGrowth(old, img))
+		return model.ChargeDelta(nil, model.StorageCharge{StorageClass: vm.Spec.StorageClass, Storage: grown}), nil
 	case "PersistentVolumeClaim":
 		pvc, old, err := typedObjects[model.PersistentVolumeClaim](r)
 		if err != nil {
