@@ -221,7 +221,10 @@ func (s *server) startWatch(c echo.Context) (ctx context.Context, done func(), e
 			cancel()
 			return nil, nil, badRequest("timeoutSeconds must be a non-negative integer")
 		}
-		ctx, cancel = context.WithTimeout(c.Request().Context(), time.Duration(secs)*time.Second)
+		if secs > 0 { // 0 is the server's default, as in kube-apiserver: no timeout of the client's
+			cancel()
+			ctx, cancel = context.WithTimeout(c.Request().Context(), time.Duration(secs)*time.Second)
+		}
 	}
 	release, err := s.watches.acquire(userOf(c).Name)
 	if err != nil {

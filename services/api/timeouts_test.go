@@ -149,3 +149,36 @@ func TestWatchesPerUserAreLimited(t *testing.T) {
 		return resp.StatusCode == http.StatusOK
 	})
 }
+
+// timeoutSeconds=0 is the server's default, as in kube-apiserver (client-go may send it):
+// the watch stays open and delivers a change made after it began.
+func TestWatchWithTimeoutZeroStaysOpen(t *testing.T) {
+	g := startGateway(t, newStreams(t), t.TempDir())
+	code, list := g.do("GET", classes, adminToken, nil)
+	if code != http.StatusOK {
+		t.Fatalf("list: %d %s", code, list)
+	}
+	rv := field(decode(t, list), "metadata", "resourceVersion").(string)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", g.URL+classes+"?watch=true&timeoutSeconds=0&resourceVersion="+rv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	client := httpsClient(t, g.certs.CAFile)
+	client.Timeout = 0
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body := strings.Replace(seedClass, "name: my-vm-class", "name: made-while-watched", 1)
+	if code, resp := g.do("POST", classes, adminToken, body, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, resp)
+	}
+	var ev watchEvent
+	if err := json.NewDecoder(resp.Body).Decode(&ev); err != nil || ev.Type != "ADDED" || field(ev.Object, "metadata", "name") != "made-while-watched" {
+		t.Errorf("watch with timeoutSeconds=0: event %+v, %v; want made-while-watched ADDED", ev, err)
+	}
+}
