@@ -152,8 +152,14 @@ func TestDryRunUpdatePatchDeleteStoreNothing(t *testing.T) {
 				t.Fatalf("%d %s, want %d", code, body, tt.wantCode)
 			}
 			if tt.wantPower != "" {
-				if got := field(decode(t, body), "spec", "powerState"); got != tt.wantPower {
+				answer := decode(t, body)
+				if got := field(answer, "spec", "powerState"); got != tt.wantPower {
 					t.Errorf("response spec.powerState = %v, want %s", got, tt.wantPower)
+				}
+				// As kube-apiserver's: the current resourceVersion, so kubectl diff shows
+				// only the change.
+				if got, want := field(answer, "metadata", "resourceVersion"), field(stored, "metadata", "resourceVersion"); got != want {
+					t.Errorf("response resourceVersion = %v, want the stored %v", got, want)
 				}
 			}
 		})
@@ -204,5 +210,29 @@ func TestDryRunStatusPublishesNothing(t *testing.T) {
 	if code, body := g.do("PUT", images+"/vmi-0a0044d7c690bcbea/status?dryRun=Yes", serviceToken, changed,
 		"Content-Type", "application/yaml"); code != http.StatusBadRequest {
 		t.Errorf("status write with dryRun=Yes: %d %s, want 400", code, body)
+	}
+}
+
+// A dry-run patch answers the object with its status as it is, as kube-apiserver does:
+// kubectl diff and apply --dry-run=server show no status removed.
+func TestDryRunAnswerKeepsTheStatus(t *testing.T) {
+	g := startGateway(t, newStreams(t), t.TempDir())
+	imageInventory(t, g)
+	const image = images + "/vmi-0a0044d7c690bcbea"
+	code, body := g.do("GET", image, adminToken, nil)
+	if code != http.StatusOK || field(decode(t, body), "status", "name") == nil {
+		t.Fatalf("the image with its status: %d %s", code, body)
+	}
+	stored := decode(t, body)
+	code, body = g.do("PATCH", image+"?dryRun=All", adminToken, `{"metadata":{"labels":{"tier":"gold"}}}`,
+		"Content-Type", "application/merge-patch+json")
+	if code != http.StatusOK {
+		t.Fatalf("dry-run patch: %d %s", code, body)
+	}
+	answer := decode(t, body)
+	if field(answer, "status", "name") != field(stored, "status", "name") ||
+		field(answer, "metadata", "resourceVersion") != field(stored, "metadata", "resourceVersion") ||
+		field(answer, "metadata", "labels", "tier") != "gold" {
+		t.Errorf("dry-run patch answered %s; want the change with the stored status and resourceVersion", body)
 	}
 }

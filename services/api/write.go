@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -224,7 +225,7 @@ func (s *server) replaceOver(c echo.Context, t target, obj map[string]any, dry b
 		}
 	}
 	if dry {
-		return writeHubObject(c, t, http.StatusOK, obj)
+		return s.writeDryRun(c, t, obj)
 	}
 	if unchanged {
 		return s.respondStored(c, t, rec.Seq, http.StatusOK)
@@ -260,7 +261,7 @@ func (s *server) delete(c echo.Context, t target) error {
 		return apierrors.NewForbidden(t.gr(), t.Name, fmt.Errorf("this namespace may not be deleted"))
 	}
 	if dry {
-		return writeHubObject(c, t, http.StatusOK, obj)
+		return s.writeDryRun(c, t, obj)
 	}
 	seq, err := s.specs.startDeletion(ctx, t, rec, obj)
 	switch {
@@ -302,6 +303,25 @@ func storedNotFolded(t target, seq uint64) error {
 
 // respondStored answers with the object as the read model holds it once it has folded
 // seq, so a read right after this response reflects the write (read-your-writes).
+// writeDryRun answers a dry-run write of an existing object with the object as it would be
+// stored and, as it is now, what the store keeps beside its spec record: its status and
+// resourceVersion. kube-apiserver's dry run answers them too, so kubectl diff shows only
+// the change.
+func (s *server) writeDryRun(c echo.Context, t target, obj map[string]any) error {
+	if cur, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name); err == nil {
+		var served map[string]any
+		if json.Unmarshal(cur.JSON, &served) == nil {
+			if st, ok := served["status"]; ok {
+				obj["status"] = st
+			}
+			if rv, ok := metadata(served)["resourceVersion"]; ok {
+				metadata(obj)["resourceVersion"] = rv
+			}
+		}
+	}
+	return writeHubObject(c, t, http.StatusOK, obj)
+}
+
 func (s *server) respondStored(c echo.Context, t target, seq uint64, code int) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 10*time.Second)
 	defer cancel()
