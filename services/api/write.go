@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/services/api/admission"
@@ -181,6 +183,15 @@ func (s *server) replaceAs(c echo.Context, t target, obj map[string]any, dry boo
 func (s *server) replaceOver(c echo.Context, t target, obj map[string]any, dry bool, rec events.SpecRecord, old map[string]any) error {
 	unknown := t.toHub(obj)
 	ctx := c.Request().Context()
+	if uid := metaString(obj, "uid"); uid != "" && uid != metaString(old, "uid") {
+		// Another incarnation's object (a manifest saved from one deleted since), or a uid
+		// given as a precondition: kube-apiserver refuses both.
+		if c.Request().Method == http.MethodPatch {
+			return apierrors.NewInvalid(schema.GroupKind{Group: t.Kind.Group, Kind: t.Kind.Kind}, t.Name, field.ErrorList{
+				field.Invalid(field.NewPath("metadata", "uid"), uid, "field is immutable")})
+		}
+		return apierrors.NewConflict(t.gr(), t.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, metaString(old, "uid")))
+	}
 	if rv := metaString(obj, "resourceVersion"); rv != "" {
 		a, ok := specSeqOf(rv)
 		if !ok {
