@@ -49,6 +49,7 @@ func (s *server) patch(c echo.Context, t target) error {
 		if !found {
 			return notFound(t.gr(), t.Name)
 		}
+		var readRV string
 		if t.Subresource == "status" {
 			stored, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
 			if err != nil {
@@ -57,6 +58,8 @@ func (s *server) patch(c echo.Context, t target) error {
 			if err := json.Unmarshal(stored.JSON, &cur); err != nil {
 				return err
 			}
+		} else {
+			readRV = s.asRead(t, rec.Seq, cur)
 		}
 		t.fromHub(cur) // the patch applies to the object as the client reads it
 		orig, err := json.Marshal(cur)
@@ -74,6 +77,9 @@ func (s *server) patch(c echo.Context, t target) error {
 		if t.Subresource == "status" {
 			return s.writeStatus(c, t, obj)
 		}
+		if readRV != "" && metaString(obj, "resourceVersion") == readRV {
+			delete(metadata(obj), "resourceVersion") // the object's own, not the client's precondition
+		}
 		if err := identify(obj, &t); err != nil {
 			return err
 		}
@@ -82,6 +88,29 @@ func (s *server) patch(c echo.Context, t target) error {
 			return err
 		}
 	}
+}
+
+// asRead gives the object of a spec record what a client reads with it, its status and
+// resourceVersion, when the read model holds that record, and returns that
+// resourceVersion ("" otherwise): a JSON patch may test it, or touch the status (which an
+// update of the object then leaves as it is), as against kube-apiserver.
+func (s *server) asRead(t target, seq uint64, cur map[string]any) string {
+	stored, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
+	if err != nil || stored.SpecSeq != seq {
+		return ""
+	}
+	var served map[string]any
+	if json.Unmarshal(stored.JSON, &served) != nil {
+		return ""
+	}
+	if st, ok := served["status"]; ok {
+		cur["status"] = st
+	}
+	rv := metaString(served, "resourceVersion")
+	if rv != "" {
+		metadata(cur)["resourceVersion"] = rv
+	}
+	return rv
 }
 
 // staleAttempts bounds the retries of a patch or an apply that lost the compare-and-swap
