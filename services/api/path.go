@@ -24,7 +24,8 @@ type target struct {
 //	/api/v1[/namespaces/<ns>]/<plural>[/<name>[/<sub>]]
 //	/apis/<group>/<version>[/namespaces/<ns>]/<plural>[/<name>[/<sub>]]
 //
-// "/api/v1/namespaces/<name>" is the Namespace object itself, as in Kubernetes.
+// "/api/v1/namespaces/<name>" is the Namespace object itself, as in Kubernetes, and
+// "/api/v1/namespaces/<name>/status" its status.
 func parseTarget(path string) (target, bool) {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	var group, version string
@@ -35,6 +36,11 @@ func parseTarget(path string) (target, bool) {
 		group, version, segs = segs[1], segs[2], segs[3:]
 	default:
 		return target{}, false
+	}
+	if group == "" && len(segs) == 3 && segs[0] == "namespaces" && segs[2] == "status" {
+		// "/api/v1/namespaces/<name>/status" is the Namespace's status, no kind "status".
+		k, ok := servedKind(group, version, "namespaces")
+		return target{Kind: k, Version: version, Name: segs[1], Subresource: "status"}, ok
 	}
 	var t target
 	if len(segs) >= 3 && segs[0] == "namespaces" {
