@@ -90,29 +90,6 @@ func (s *server) patch(c echo.Context, t target) error {
 	}
 }
 
-// asRead gives the object of a spec record what a client reads with it, its status and
-// resourceVersion, when the read model holds that record, and returns that
-// resourceVersion ("" otherwise): a JSON patch may test it, or touch the status (which an
-// update of the object then leaves as it is), as against kube-apiserver.
-func (s *server) asRead(t target, seq uint64, cur map[string]any) string {
-	stored, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
-	if err != nil || stored.SpecSeq != seq {
-		return ""
-	}
-	var served map[string]any
-	if json.Unmarshal(stored.JSON, &served) != nil {
-		return ""
-	}
-	if st, ok := served["status"]; ok {
-		cur["status"] = st
-	}
-	rv := metaString(served, "resourceVersion")
-	if rv != "" {
-		metadata(cur)["resourceVersion"] = rv
-	}
-	return rv
-}
-
 // staleAttempts bounds the retries of a patch or an apply that lost the compare-and-swap
 // to a concurrent write: it is applied again to the new state, as kube-apiserver retries.
 const staleAttempts = 5

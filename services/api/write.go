@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -236,7 +235,7 @@ func (s *server) replaceOver(c echo.Context, t target, obj map[string]any, dry b
 		}
 	}
 	if dry {
-		return s.writeDryRun(c, t, obj)
+		return s.writeDryRun(c, t, obj, rec.Seq)
 	}
 	if unchanged {
 		return s.respondStored(c, t, rec.Seq, http.StatusOK)
@@ -272,7 +271,7 @@ func (s *server) delete(c echo.Context, t target) error {
 		return apierrors.NewForbidden(t.gr(), t.Name, fmt.Errorf("this namespace may not be deleted"))
 	}
 	if dry {
-		return s.writeDryRun(c, t, obj)
+		return s.writeDryRun(c, t, obj, rec.Seq)
 	}
 	seq, err := s.specs.startDeletion(ctx, t, rec, obj)
 	switch {
@@ -312,27 +311,17 @@ func storedNotFolded(t target, seq uint64) error {
 	return apierrors.NewTimeoutError(fmt.Sprintf("%s was stored (sequence %d), but the read model has not caught up with it yet: read it again", t.ref(), seq), 0)
 }
 
-// respondStored answers with the object as the read model holds it once it has folded
-// seq, so a read right after this response reflects the write (read-your-writes).
-// writeDryRun answers a dry-run write of an existing object with the object as it would be
-// stored and, as it is now, what the store keeps beside its spec record: its status and
-// resourceVersion. kube-apiserver's dry run answers them too, so kubectl diff shows only
-// the change.
-func (s *server) writeDryRun(c echo.Context, t target, obj map[string]any) error {
-	if cur, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name); err == nil {
-		var served map[string]any
-		if json.Unmarshal(cur.JSON, &served) == nil {
-			if st, ok := served["status"]; ok {
-				obj["status"] = st
-			}
-			if rv, ok := metadata(served)["resourceVersion"]; ok {
-				metadata(obj)["resourceVersion"] = rv
-			}
-		}
-	}
+// writeDryRun answers a dry-run write of the object whose record is seq with the object as
+// it would be stored and, as they are now, what the store keeps beside its spec record:
+// its status and resourceVersion (asRead). kube-apiserver's dry run answers them too, so
+// kubectl diff shows only the change.
+func (s *server) writeDryRun(c echo.Context, t target, obj map[string]any, seq uint64) error {
+	s.asRead(t, seq, obj)
 	return writeHubObject(c, t, http.StatusOK, obj)
 }
 
+// respondStored answers with the object as the read model holds it once it has folded
+// seq, so a read right after this response reflects the write (read-your-writes).
 func (s *server) respondStored(c echo.Context, t target, seq uint64, code int) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 10*time.Second)
 	defer cancel()

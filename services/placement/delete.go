@@ -40,8 +40,13 @@ func (r *reconciler) remove(ctx context.Context, id vmIdentity, vm *model.Virtua
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	v, _, err := r.findVM(ctx, t, id, prev.UniqueID, vm.Spec.InstanceUUID, searchByName(prev.Conditions, true, r.now(), r.grace),
-		createAttempted(prev.Conditions) && r.fromTemplateItem(ctx, id.namespace, vm.Spec.Image))
+	unmarked := false
+	if createAttempted(prev.Conditions) {
+		if unmarked, err = r.fromTemplateItem(ctx, id.namespace, vm.Spec.Image); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	v, _, err := r.findVM(ctx, t, id, prev.UniqueID, vm.Spec.InstanceUUID, searchByName(prev.Conditions, true, r.now(), r.grace), unmarked)
 	if errors.Is(err, errForeignVM) {
 		v, err = nil, nil // the VM with our name is not ours: nothing of ours to destroy
 	}
@@ -141,8 +146,12 @@ func isInvalidPowerState(err error) bool {
 }
 
 // fromTemplateItem says whether the VM's image is a VM template item, whose deploy makes
-// a VM before vmop's keys are given to it; false when the image cannot be read now.
-func (r *reconciler) fromTemplateItem(ctx context.Context, namespace string, ref *model.ImageRef) bool {
+// a VM before vmop's keys are given to it; false for an image that is gone (what its
+// deploy made cannot be told from a VM someone else made: it is left, not destroyed).
+func (r *reconciler) fromTemplateItem(ctx context.Context, namespace string, ref *model.ImageRef) (bool, error) {
 	img, err := r.resolveImage(ctx, namespace, ref, newConditions(nil, 0, r.now()))
-	return err == nil && img != nil && img.fromTemplateItem()
+	if err != nil {
+		return false, fmt.Errorf("read the image of a VM in %s: %w", namespace, err)
+	}
+	return img != nil && img.fromTemplateItem(), nil
 }

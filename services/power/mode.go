@@ -171,10 +171,10 @@ func (op *operation) records(was vmState) (record, undo []types.BaseOptionValue)
 		record = append(record, &types.OptionValue{Key: vcenter.KeySoftPower, Value: op.pending.String()})
 		undo = append(undo, &types.OptionValue{Key: vcenter.KeySoftPower, Value: was.pending.String()})
 	}
-	if op.kind == opPowerOn && was.pending != (softPending{}) {
+	if op.kind == opPowerOn && was.power == model.PowerStateOff && was.pending != (softPending{}) {
 		// A power-on ends the guest shutdown or standby asked before it: the next power-off
 		// or suspend asks the guest anew, with a time of its own, rather than waiting out
-		// the old one's.
+		// the old one's. Not a resume: a suspended VM is not reconfigured.
 		record = append(record, &types.OptionValue{Key: vcenter.KeySoftPower, Value: ""})
 		undo = append(undo, &types.OptionValue{Key: vcenter.KeySoftPower, Value: was.pending.String()})
 	}

@@ -24,7 +24,7 @@ func (r *registrar) release(ctx context.Context, vm *model.VirtualMachine) error
 		for _, rec := range recs {
 			o, err := ownedFrom(rec)
 			if err != nil {
-				return err
+				continue // a record no owner can be read from is no VM's: not this one's to hold up
 			}
 			if !o.live || !o.ownedBy(string(vm.UID)) || o.header.Metadata.DeletionTimestamp != "" {
 				continue
