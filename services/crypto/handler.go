@@ -78,7 +78,13 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 			return reconcile.Result{}, err
 		}
 	}
-	s := readState(&mvm)
+	var otherClass map[string]bool
+	if created {
+		if otherClass, err = h.otherClassVolumes(ctx, &vm); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	s := readState(&mvm, otherClass)
 	if created {
 		_, sameClassResize := vm.Annotations[model.AnnotationSameClassResize]
 		ask = vtpmAsApplied(ask, s, sameClassResize)
@@ -105,7 +111,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		// A class or provider that does not exist: nothing is attempted.
 		res.problems = append(res.problems, *prob)
 	default:
-		if res, err = h.act(ctx, obj, o.Meta.UID, &vm, ask, t, &mvm); err != nil {
+		if res, err = h.act(ctx, obj, o.Meta.UID, &vm, ask, t, &mvm, otherClass); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -118,9 +124,9 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 
 // act plans and applies the reconfigure that brings the VM in line, and reads the VM
 // again into mvm after one.
-func (h *handler) act(ctx context.Context, obj *object.VirtualMachine, uid string, vm *model.VirtualMachine, ask reconcile.CryptoAsk, t *target, mvm *mo.VirtualMachine) (outcome, error) {
+func (h *handler) act(ctx context.Context, obj *object.VirtualMachine, uid string, vm *model.VirtualMachine, ask reconcile.CryptoAsk, t *target, mvm *mo.VirtualMachine, otherClass map[string]bool) (outcome, error) {
 	var keyErr error
-	p := makePlan(ask, t, readState(mvm), func() types.CryptoKeyId {
+	p := makePlan(ask, t, readState(mvm, otherClass), func() types.CryptoKeyId {
 		key, err := h.newKey(ctx, uid, t)
 		keyErr = err
 		return key
@@ -135,10 +141,10 @@ func (h *handler) act(ctx context.Context, obj *object.VirtualMachine, uid strin
 	if _, err := vcenter.ReadVM(ctx, h.vc, obj.Reference().Value, vm.Spec.InstanceUUID, vmProps, mvm); err != nil {
 		return res, err
 	}
-	h.generated.settle(uid, readState(mvm).key)
+	h.generated.settle(uid, readState(mvm, nil).key)
 	// A refused reconfigure whose work is done nonetheless (a request of a crashed
 	// predecessor that reached vCenter late) is no error.
-	if len(makePlan(ask, t, readState(mvm), func() types.CryptoKeyId { return types.CryptoKeyId{} }).ops) == 0 {
+	if len(makePlan(ask, t, readState(mvm, otherClass), func() types.CryptoKeyId { return types.CryptoKeyId{} }).ops) == 0 {
 		res.drop(model.ReasonReconfigureError)
 	}
 	return res, nil
@@ -196,4 +202,26 @@ func (o outcome) set(conds *reconcile.ConditionSet) {
 		}
 	}
 	conds.Set(model.ConditionEncryptionSynced, metav1.ConditionFalse, strings.Join(reasons, "And"), strings.Join(messages, " "))
+}
+
+// otherClassVolumes are the CNS volume IDs of the VM's claims whose storage class is not
+// the VM's: the VM's key and policy do not go over their disks. Its image disks, registered
+// as claims of its own class, stay the VM's to encrypt.
+func (h *handler) otherClassVolumes(ctx context.Context, vm *model.VirtualMachine) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, v := range vm.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName == "" {
+			continue
+		}
+		var pvc model.PersistentVolumeClaim
+		ref := events.Ref{Plural: "persistentvolumeclaims", Namespace: vm.Namespace, Name: v.PersistentVolumeClaim.ClaimName}
+		found, err := reconcile.LastSpecOf(ctx, h.js, ref, &pvc)
+		if err != nil {
+			return nil, err
+		}
+		if found && pvc.Spec.VolumeName != "" && (pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName != vm.Spec.StorageClass) {
+			out[pvc.Spec.VolumeName] = true
+		}
+	}
+	return out, nil
 }

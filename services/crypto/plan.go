@@ -28,16 +28,18 @@ type plan struct {
 type vmState struct {
 	key *types.CryptoKeyId // config.keyId; nil when the VM home is not encrypted
 	off bool
-	// disks are the VM's own (unmanaged) disks, which are encrypted and rekeyed with it
-	// (seed, Encryption); a claim's volume, attached as a first-class disk (vDiskId), has
-	// the encryption its own storage class gives.
+	// disks are those encrypted and rekeyed with the VM (seed, Encryption): its own, and
+	// its claims' of its storage class (its image disks registered as claims); a claim's
+	// volume of another class has the encryption that class gives.
 	disks []*types.VirtualDisk
 	vtpm  *types.VirtualTPM
 	// applied is the class whose configuration the VM has (vcenter.KeyAppliedClass).
 	applied model.AppliedClass
 }
 
-func readState(mvm *mo.VirtualMachine) vmState {
+// readState reads the VM; otherClass are the CNS volume IDs of its claims of another
+// storage class than its own (otherClassVolumes).
+func readState(mvm *mo.VirtualMachine, otherClass map[string]bool) vmState {
 	s := vmState{off: mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOff}
 	if mvm.Config == nil {
 		return s
@@ -51,7 +53,7 @@ func readState(mvm *mo.VirtualMachine) vmState {
 	for _, d := range mvm.Config.Hardware.Device {
 		switch d := d.(type) {
 		case *types.VirtualDisk:
-			if d.VDiskId == nil || d.VDiskId.Id == "" {
+			if d.VDiskId == nil || !otherClass[d.VDiskId.Id] {
 				s.disks = append(s.disks, d)
 			}
 		case *types.VirtualTPM:

@@ -59,15 +59,17 @@ func TestMakePlan(t *testing.T) {
 	}
 }
 
-// The plan encrypts and rekeys the VM's own disks, never a claim's volume (a first-class
-// disk, vDiskId), which its storage class encrypts or not.
-func TestReadStateLeavesClaimVolumes(t *testing.T) {
+// The plan encrypts and rekeys the VM's own disks and its claims' of its storage class (its
+// image disks registered as claims), never a claim's volume of another class, which that
+// class encrypts or not.
+func TestReadStateLeavesOtherClassesVolumes(t *testing.T) {
 	own := &types.VirtualDisk{VirtualDevice: types.VirtualDevice{Key: 2000}}
-	volume := &types.VirtualDisk{VirtualDevice: types.VirtualDevice{Key: 2001}, VDiskId: &types.ID{Id: "fcd-1"}}
+	registered := &types.VirtualDisk{VirtualDevice: types.VirtualDevice{Key: 2001}, VDiskId: &types.ID{Id: "fcd-image"}}
+	other := &types.VirtualDisk{VirtualDevice: types.VirtualDevice{Key: 2002}, VDiskId: &types.ID{Id: "fcd-other"}}
 	s := readState(&mo.VirtualMachine{Config: &types.VirtualMachineConfigInfo{
-		Hardware: types.VirtualHardware{Device: []types.BaseVirtualDevice{own, volume}},
-	}})
-	if len(s.disks) != 1 || s.disks[0] != own {
-		t.Errorf("disks the plan encrypts %v, want the VM's own alone", s.disks)
+		Hardware: types.VirtualHardware{Device: []types.BaseVirtualDevice{own, registered, other}},
+	}}, map[string]bool{"fcd-other": true})
+	if len(s.disks) != 2 || s.disks[0] != own || s.disks[1] != registered {
+		t.Errorf("disks the plan encrypts %v, want the VM's own and its registered image disk", s.disks)
 	}
 }
