@@ -43,28 +43,30 @@ type attacher struct {
 	// later asks for another reconcile of the VM at a time: a claim grown before its CNS
 	// volume is, by the claim loop.
 	later func(ref events.Ref, at time.Time)
-	// polls is, by VM, how long the next look waits while an expansion stays pending.
+	// polls is, by VM, how long the next look waits while it waits on a claim.
 	polls sync.Map // events.Ref → time.Duration
 }
 
-// While a claim's expansion is pending, its VMs are looked at again after expansionPoll,
-// then twice as long each time up to expansionPollMax: an expansion the class forbids, or
-// that vCenter refuses, may stay pending for good.
+// While a claim's expansion is pending, or a claim the VM names is not found, its VMs are
+// looked at again after claimPoll, then twice as long each time up to claimPollMax: an
+// expansion the class forbids, or that vCenter refuses, may stay pending for good, and a
+// claim may be missing for good; but a claim just made may not be seen yet (a read served
+// by a replica of the stream that lags), and nothing else would bring the VM back.
 const (
-	expansionPoll    = time.Second
-	expansionPollMax = time.Minute
+	claimPoll    = time.Second
+	claimPollMax = time.Minute
 )
 
-// pollExpansion asks for the VM's next look while an expansion is pending (pending), and
-// forgets its waits once none is.
-func (a *attacher) pollExpansion(ref events.Ref, pending bool) {
+// pollClaims asks for the VM's next look while it waits on a claim (pending), and forgets
+// its waits once it does not.
+func (a *attacher) pollClaims(ref events.Ref, pending bool) {
 	if !pending || a.later == nil {
 		a.polls.Delete(ref)
 		return
 	}
-	wait := expansionPoll
+	wait := claimPoll
 	if last, ok := a.polls.Load(ref); ok {
-		wait = min(2*last.(time.Duration), expansionPollMax)
+		wait = min(2*last.(time.Duration), claimPollMax)
 	}
 	a.polls.Store(ref, wait)
 	a.later(ref, time.Now().Add(wait))
@@ -89,6 +91,7 @@ type wantVolume struct {
 	claim   claim
 	cns     cnsVolume
 	problem string // why it cannot be attached; "" when it can
+	missing bool   // its claim is not found
 }
 
 // volumeReport is the outcome: the Managed entries of status.volumes, the disks they
@@ -175,7 +178,7 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, want []wantVolume,
 			pending = append(pending, p)
 		}
 	}
-	a.pollExpansion(ref, expanding)
+	a.pollClaims(ref, expanding || slices.ContainsFunc(want, func(w wantVolume) bool { return w.missing }))
 	adds, attached, err := a.attachAll(ctx, vcVM, pending, s)
 	if err != nil {
 		return volumeReport{}, mvm, err
@@ -294,7 +297,7 @@ func (a *attacher) resolve(ctx context.Context, ref events.Ref, vm model.Virtual
 		c, err := claims[i], errs[i]
 		switch {
 		case errors.Is(err, errNoClaim):
-			w.problem = fmt.Sprintf("PersistentVolumeClaim %q not found", name)
+			w.problem, w.missing = fmt.Sprintf("PersistentVolumeClaim %q not found", name), true
 		case err != nil:
 			return nil, err
 		case c.owner.UID != "" && c.owner.UID != vm.UID:
