@@ -78,8 +78,8 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 			return reconcile.Result{}, err
 		}
 	}
-	var otherClass map[string]bool
-	if created {
+	var otherClass map[string]bool // read only where disks are encrypted or rekeyed
+	if created && (ask.EncryptDisks || mvm.Config != nil && mvm.Config.KeyId != nil) {
 		if otherClass, err = h.otherClassVolumes(ctx, &vm); err != nil {
 			return reconcile.Result{}, err
 		}
