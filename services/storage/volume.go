@@ -230,9 +230,9 @@ type detach struct {
 }
 
 // planDetach finds what detach describes. A disk without a vDiskId that the last report
-// gave to an entry no longer in the spec (managed, not held) goes too: an image disk registered in place, which vcsim gives no
-// vDiskId (the attached first-class disk has one in vCenter) and CNS records no
-// attachment of, so it has no CNS detach.
+// gave to an entry no longer in the spec (managed, not held) goes too: an image disk
+// registered in place, which vcsim gives no vDiskId (the attached first-class disk has one
+// in vCenter) and CNS records no attachment of, so it has no CNS detach.
 func planDetach(devices object.VirtualDeviceList, want []wantVolume, held map[string]string, managed map[string]bool, on bool) detach {
 	d := detach{keep: map[string]bool{}, held: held}
 	wanted := map[*types.VirtualDisk]bool{}
