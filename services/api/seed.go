@@ -28,6 +28,7 @@ func (s *server) seed(ctx context.Context, objs []map[string]any) error {
 	if err := s.rm.WaitCaughtUp(ctx); err != nil {
 		return err
 	}
+	var lastStatus uint64 // the newest status published, which the read model folds before the seed is done
 	for _, obj := range objs {
 		t, err := seedTarget(obj)
 		if err != nil {
@@ -43,9 +44,14 @@ func (s *server) seed(ctx context.Context, objs []map[string]any) error {
 		if status == nil {
 			continue
 		}
-		if err := s.seedStatus(ctx, t, status); err != nil {
+		seq, err := s.seedStatus(ctx, t, status)
+		if err != nil {
 			return fmt.Errorf("status of %s %s/%s: %w", t.Kind.Kind, t.Namespace, t.Name, err)
 		}
+		lastStatus = max(lastStatus, seq)
+	}
+	if err := s.rm.WaitStatus(ctx, lastStatus); err != nil {
+		return err
 	}
 	close(s.seeded)
 	return nil
@@ -68,26 +74,24 @@ func (s *server) ensure(ctx context.Context, t target, obj map[string]any) error
 	return s.rm.WaitSpec(ctx, seq)
 }
 
-func (s *server) seedStatus(ctx context.Context, t target, status any) error {
+// seedStatus publishes the object's status as the storage service's slice and returns its
+// sequence in STATUS.
+func (s *server) seedStatus(ctx context.Context, t target, status any) (uint64, error) {
 	o, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var cur map[string]any
 	if err := json.Unmarshal(o.JSON, &cur); err != nil {
-		return err
+		return 0, err
 	}
 	body, err := json.Marshal(status)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	seq, err := events.PublishStatus(ctx, s.specs.js, t.ref(), events.Slice{
+	return events.PublishStatus(ctx, s.specs.js, t.ref(), events.Slice{
 		Service: model.ServiceStorage, UID: o.UID, Generation: generation(cur), Status: body,
 	})
-	if err != nil {
-		return err
-	}
-	return s.rm.WaitStatus(ctx, seq)
 }
 
 func seedTarget(obj map[string]any) (target, error) {

@@ -206,20 +206,28 @@ func (o outcome) set(conds *reconcile.ConditionSet) {
 
 // otherClassVolumes are the CNS volume IDs of the VM's claims whose storage class is not
 // the VM's: the VM's key and policy do not go over their disks. Its image disks, registered
-// as claims of its own class, stay the VM's to encrypt.
+// as claims of its own class, stay the VM's to encrypt. The claims are read in one batch.
 func (h *handler) otherClassVolumes(ctx context.Context, vm *model.VirtualMachine) (map[string]bool, error) {
-	out := map[string]bool{}
+	var refs []events.Ref
 	for _, v := range vm.Spec.Volumes {
-		if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName == "" {
-			continue
+		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName != "" {
+			refs = append(refs, events.Ref{Plural: "persistentvolumeclaims", Namespace: vm.Namespace, Name: v.PersistentVolumeClaim.ClaimName})
 		}
+	}
+	out := map[string]bool{}
+	if len(refs) == 0 {
+		return out, nil
+	}
+	recs, err := events.LastSpecsOf(ctx, h.js, refs)
+	if err != nil {
+		return nil, fmt.Errorf("read the claims of %s/%s: %w", vm.Namespace, vm.Name, err)
+	}
+	for _, rec := range recs {
 		var pvc model.PersistentVolumeClaim
-		ref := events.Ref{Plural: "persistentvolumeclaims", Namespace: vm.Namespace, Name: v.PersistentVolumeClaim.ClaimName}
-		found, err := reconcile.LastSpecOf(ctx, h.js, ref, &pvc)
-		if err != nil {
-			return nil, err
+		if rec.Op == events.OpDelete || json.Unmarshal(rec.Body, &pvc) != nil {
+			continue // gone, or not a claim: no disk of its to leave alone
 		}
-		if found && pvc.Spec.VolumeName != "" && (pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName != vm.Spec.StorageClass) {
+		if pvc.Spec.VolumeName != "" && (pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName != vm.Spec.StorageClass) {
 			out[pvc.Spec.VolumeName] = true
 		}
 	}

@@ -2,7 +2,6 @@ package crypto
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"testing"
 
@@ -66,8 +65,7 @@ func TestVTPM(t *testing.T) {
 	withVTPM.Generation++
 	writeVMClass(t, js, ns, withVTPM, false)
 	touch(2)
-	ref := events.Ref{Plural: "virtualmachineclasses", Namespace: ns, Name: withVTPM.Name}
-	if _, err := events.AppendSpec(t.Context(), js, ref, events.OpDelete, nil, lastClassSeq(t, js, ref), nil); err != nil {
+	if err := deploytest.DeleteObject(t.Context(), js, events.Ref{Plural: "virtualmachineclasses", Namespace: ns, Name: withVTPM.Name}); err != nil {
 		t.Fatal(err)
 	}
 	touch(3)
@@ -114,29 +112,12 @@ func writeVMClass(t *testing.T, js jetstream.JetStream, ns string, c model.Appli
 	if vtpm {
 		spec.ConfigSpec = json.RawMessage(`{"_typeName":"VirtualMachineConfigSpec","deviceChange":[{"_typeName":"VirtualDeviceConfigSpec","operation":"add","device":{"_typeName":"VirtualTPM","key":-1}}]}`)
 	}
-	body, err := json.Marshal(model.VirtualMachineClass{
+	body := model.VirtualMachineClass{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "vmoperator.vmware.com/v1alpha5", Kind: "VirtualMachineClass"},
 		ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns, UID: k8stypes.UID(c.UID), Generation: c.Generation},
 		Spec:       spec,
-	})
-	if err != nil {
+	}
+	if err := deploytest.ReplaceObject(t.Context(), js, events.Ref{Plural: "virtualmachineclasses", Namespace: ns, Name: c.Name}, body); err != nil {
 		t.Fatal(err)
 	}
-	ref := events.Ref{Plural: "virtualmachineclasses", Namespace: ns, Name: c.Name}
-	if _, err := events.AppendSpec(t.Context(), js, ref, events.OpPut, body, lastClassSeq(t, js, ref), nil); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// lastClassSeq is the sequence of ref's last record, 0 for none.
-func lastClassSeq(t *testing.T, js jetstream.JetStream, ref events.Ref) uint64 {
-	t.Helper()
-	rec, err := events.LastSpec(t.Context(), js, ref)
-	if errors.Is(err, events.ErrNotFound) {
-		return 0
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec.Seq
 }

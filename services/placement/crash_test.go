@@ -235,13 +235,7 @@ func TestVMFoundByNameIsAdoptedOrRefused(t *testing.T) {
 		h.putVM(v, false)
 		started := newConditions(nil, 1, time.Now().Add(-time.Hour))
 		started.restart(model.ConditionCreated, "False", model.ReasonCreating, "creating")
-		raw, err := json.Marshal(model.VirtualMachineStatus{Conditions: started.list()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := events.PublishStatus(h.ctx, h.js, v.ref, events.Slice{Service: model.ServicePlacement, UID: v.uid, Generation: 1, Status: raw}); err != nil {
-			t.Fatal(err)
-		}
+		h.publishSlice(v, model.VirtualMachineStatus{Conditions: started.list()})
 		if _, err := r.reconcile(h.ctx, h.object(v.ref)); !errors.Is(err, errForeignVM) || !strings.Contains(err.Error(), "not made by vmop") {
 			t.Fatalf("reconcile: err = %v, want errForeignVM: not made by vmop", err)
 		}

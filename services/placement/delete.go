@@ -40,11 +40,11 @@ func (r *reconciler) remove(ctx context.Context, id vmIdentity, vm *model.Virtua
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	unmarked := false
-	if createAttempted(prev.Conditions) {
-		if unmarked, err = r.fromTemplateItem(ctx, id.namespace, vm.Spec.Image); err != nil {
-			return reconcile.Result{}, err
+	unmarked := func() (bool, error) { // asked only of a VM found by name without vmop's keys
+		if !createAttempted(prev.Conditions) {
+			return false, nil
 		}
+		return r.fromTemplateItem(ctx, id.namespace, vm.Spec.Image)
 	}
 	v, _, err := r.findVM(ctx, t, id, prev.UniqueID, vm.Spec.InstanceUUID, searchByName(prev.Conditions, true, r.now(), r.grace), unmarked)
 	if errors.Is(err, errForeignVM) {

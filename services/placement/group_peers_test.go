@@ -1,13 +1,11 @@
 package placement
 
 import (
-	"encoding/json"
 	"fmt"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 )
 
@@ -56,13 +54,6 @@ func TestGroupDecisionKnowsTheHostsOtherMembersAvoid(t *testing.T) {
 // placedAt publishes v's placement slice: created in zone on host, as placement reports it.
 func (h *harness) placedAt(v testVM, zone, host string) {
 	h.t.Helper()
-	st := model.VirtualMachineStatus{Zone: zone, NodeName: host, UniqueID: "vm-placed-" + v.uid[:8],
-		Conditions: []metav1.Condition{{Type: model.ConditionCreated, Status: metav1.ConditionTrue, Reason: model.ReasonTrue, LastTransitionTime: metav1.Now()}}}
-	body, err := json.Marshal(st)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if _, err := events.PublishStatus(h.ctx, h.js, v.ref, events.Slice{Service: model.ServicePlacement, UID: v.uid, Generation: 1, Status: body}); err != nil {
-		h.t.Fatal(err)
-	}
+	h.publishSlice(v, model.VirtualMachineStatus{Zone: zone, NodeName: host, UniqueID: "vm-placed-" + v.uid[:8],
+		Conditions: []metav1.Condition{{Type: model.ConditionCreated, Status: metav1.ConditionTrue, Reason: model.ReasonTrue, LastTransitionTime: metav1.Now()}}})
 }

@@ -154,6 +154,19 @@ func (h *harness) putObject(obj map[string]any) events.Ref {
 	return ref
 }
 
+// publishSlice publishes st as placement's slice of v's first generation, as a reconcile
+// of it would have.
+func (h *harness) publishSlice(v testVM, st model.VirtualMachineStatus) {
+	h.t.Helper()
+	body, err := json.Marshal(st)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := events.PublishStatus(h.ctx, h.js, v.ref, events.Slice{Service: model.ServicePlacement, UID: v.uid, Generation: 1, Status: body}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 // append stores obj as ref's newest record (compare-and-swap on the current one).
 func (h *harness) append(ref events.Ref, obj map[string]any) uint64 {
 	h.t.Helper()

@@ -83,7 +83,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 	}
 
 	found, adopt, err := r.findVM(ctx, t, id, prev.UniqueID, vm.Spec.InstanceUUID, searchByName(prev.Conditions, false, r.now(), r.grace),
-		img != nil && img.fromTemplateItem())
+		func() (bool, error) { return img != nil && img.fromTemplateItem(), nil })
 	if errors.Is(err, errForeignVM) {
 		conds.fail(model.ConditionCreated, model.ReasonError, err.Error())
 		return r.publishAndRetry(ctx, o, st, conds, err)

@@ -42,8 +42,8 @@ var errForeignVM = errors.New("name taken by another VM")
 // before the UUID was set, or another VM holding the name). adopt reports a VM found by
 // name that is not configured yet. Only a VM template item's deploy makes a VM without
 // vmop's keys (every other create gives them in its own call), so only for such an image
-// (unmarked) is a VM found by name without them taken for the object's; otherwise it is
-// someone else's, never configured, nor destroyed.
+// (unmarked says, asked only when such a VM is found) is a VM found by name without them
+// taken for the object's; otherwise it is someone else's, never configured, nor destroyed.
 //
 // Callers search by name only for a create that was attempted and is no longer in
 // flight (searchByName): a deploy in progress carries its UUID only once it ends, and is
@@ -51,7 +51,7 @@ var errForeignVM = errors.New("name taken by another VM")
 // VMs are being deployed into the folder: a VM that has no name yet makes its FindChild
 // panic, and the panic leaves the SearchIndex locked for good (govmomi v0.56.0
 // simulator/registry.go:450 and :693).
-func (r *reconciler) findVM(ctx context.Context, t *topology, id vmIdentity, known, instanceUUID string, byName, unmarked bool) (v *vmState, adopt bool, err error) {
+func (r *reconciler) findVM(ctx context.Context, t *topology, id vmIdentity, known, instanceUUID string, byName bool, unmarked func() (bool, error)) (v *vmState, adopt bool, err error) {
 	if instanceUUID != "" {
 		if v, err := r.read(ctx, known, instanceUUID, false); v != nil || err != nil {
 			return v, false, err
@@ -81,7 +81,11 @@ func (r *reconciler) findVM(ctx context.Context, t *topology, id vmIdentity, kno
 	case id.uid:
 		return v, instanceUUID != "" && v.instanceUUID != instanceUUID, nil
 	case "":
-		if unmarked {
+		ours, err := unmarked()
+		if err != nil {
+			return nil, false, err
+		}
+		if ours {
 			return v, true, nil
 		}
 		return nil, false, fmt.Errorf("%w: VM %s in folder %s was not made by vmop", errForeignVM, id.name, id.namespace)

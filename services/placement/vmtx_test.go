@@ -15,7 +15,6 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/inventory"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/vcenter"
@@ -204,9 +203,7 @@ func TestTemplateItemDeployCutShortIsMended(t *testing.T) {
 		t.Errorf("mended VM: %d CPUs, %d MB, instance UUID %s, %s; want 2, 4096, %s, vmx-20",
 			cfg.Hardware.NumCPU, cfg.Hardware.MemoryMB, cfg.InstanceUuid, cfg.Version, v.instance)
 	}
-	if _, err := events.PublishStatus(h.ctx, h.js, v.ref, events.Slice{Service: model.ServicePlacement, UID: v.uid, Generation: 1, Status: mustJSON(t, st)}); err != nil {
-		t.Fatal(err)
-	}
+	h.publishSlice(v, st)
 	res, err = r.reconcile(h.ctx, h.object(v.ref)) // the redelivery
 	if err != nil {
 		t.Fatal(err)

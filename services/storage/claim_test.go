@@ -263,43 +263,36 @@ func TestClaimDeletedBeforeRecordingItsVolume(t *testing.T) {
 	}
 }
 
-// A claim of a class whose reclaim policy is Retain leaves its CNS volume behind.
-func TestClaimRetainedVolumeKept(t *testing.T) {
+// A claim whose volume its class retains leaves its CNS volume behind when it goes; so does
+// one whose class was deleted since its volume was made: the policy is no longer known, and
+// not knowing is no reason to delete data (a Retain class deleted by an admin left its
+// volumes deleted).
+func TestClaimVolumeKeptWhenRetainedOrItsClassIsGone(t *testing.T) {
 	js := startService(t)
-	putStorageClass(t, js, "keeps", true, "Retain")
-	c := newPVCFixture("kept", "1Gi", "keeps")
-	c.put(t, js)
-	c.waitBound(t, js)
-	c.markDeleting()
-	c.put(t, js)
-	c.waitReleased(t, js)
-	if n := len(cnsVolumes(t, "pvc-"+c.UID)); n != 1 {
-		t.Errorf("CNS volumes of a retained claim after its deletion: %d, want 1", n)
-	}
-}
-
-// A claim whose class was deleted since its volume was made keeps the volume when it goes:
-// the policy is no longer known, and not knowing is no reason to delete data (a Retain
-// class deleted by an admin left its volumes deleted).
-func TestClaimOfADeletedClassKeepsItsVolume(t *testing.T) {
-	js := startService(t)
-	putStorageClass(t, js, "goes-away", true, "Retain")
-	c := newPVCFixture("orphaned", "1Gi", "goes-away")
-	c.put(t, js)
-	c.waitBound(t, js)
-	ref := events.Ref{Plural: "storageclasses", Name: "goes-away"}
-	rec, err := events.LastSpec(t.Context(), js, ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := events.AppendSpec(t.Context(), js, ref, events.OpDelete, nil, rec.Seq, nil); err != nil {
-		t.Fatal(err)
-	}
-	c.markDeleting()
-	c.put(t, js)
-	c.waitReleased(t, js)
-	if n := len(cnsVolumes(t, "pvc-"+c.UID)); n != 1 {
-		t.Errorf("CNS volumes of a claim whose class was deleted, after its deletion: %d, want 1", n)
+	for _, tt := range []struct {
+		name, class string
+		classGone   bool
+	}{
+		{"retained", "keeps", false},
+		{"class deleted", "goes-away", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			putStorageClass(t, js, tt.class, true, "Retain")
+			c := newPVCFixture("kept-"+tt.class, "1Gi", tt.class)
+			c.put(t, js)
+			c.waitBound(t, js)
+			if tt.classGone {
+				if err := deploytest.DeleteObject(t.Context(), js, events.Ref{Plural: "storageclasses", Name: tt.class}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.markDeleting()
+			c.put(t, js)
+			c.waitReleased(t, js)
+			if n := len(cnsVolumes(t, "pvc-"+c.UID)); n != 1 {
+				t.Errorf("CNS volumes of the claim after its deletion: %d, want 1", n)
+			}
+		})
 	}
 }
 

@@ -120,6 +120,40 @@ func PutObject(ctx context.Context, js jetstream.JetStream, ref events.Ref, body
 	return err
 }
 
+// ReplaceObject appends body as ref's newest record, compare-and-swap on its last one (a
+// new object when it has none): an edit, as the gateway stores it.
+func ReplaceObject(ctx context.Context, js jetstream.JetStream, ref events.Ref, body any) error {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", ref, err)
+	}
+	seq, err := lastSeq(ctx, js, ref)
+	if err != nil {
+		return err
+	}
+	_, err = events.AppendSpec(ctx, js, ref, events.OpPut, raw, seq, nil)
+	return err
+}
+
+// DeleteObject appends ref's tombstone over its last record: the object is gone.
+func DeleteObject(ctx context.Context, js jetstream.JetStream, ref events.Ref) error {
+	seq, err := lastSeq(ctx, js, ref)
+	if err != nil {
+		return err
+	}
+	_, err = events.AppendSpec(ctx, js, ref, events.OpDelete, nil, seq, nil)
+	return err
+}
+
+// lastSeq is the sequence of ref's last record, 0 for none.
+func lastSeq(ctx context.Context, js jetstream.JetStream, ref events.Ref) (uint64, error) {
+	rec, err := events.LastSpec(ctx, js, ref)
+	if errors.Is(err, events.ErrNotFound) {
+		return 0, nil
+	}
+	return rec.Seq, err
+}
+
 func kindOf(o map[string]any) (model.Kind, bool) {
 	apiVersion, _ := o["apiVersion"].(string)
 	kind, _ := o["kind"].(string)
