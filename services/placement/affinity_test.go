@@ -125,6 +125,80 @@ func TestHostAntiAffinity(t *testing.T) {
 	}
 }
 
+// A host anti-affinity term keeps the VM declaring it apart from each VM it selects, not
+// those VMs from each other, and holds both ways. Two web VMs keep off the hosts of the
+// database VMs (which declare nothing), created one at a time: a database VM, the two web
+// VMs, another database VM. The webs share one host and the databases the other, and
+// every web–database pair, and only those, has its mandatory rule of two VMs, the one
+// created last included; deleting a web VM removes its pairs only.
+func TestHostAntiAffinityKeepsPairsApart(t *testing.T) {
+	h := newHarness(t)
+	h.seedClassAndImage()
+	h.runService()
+
+	db, web := unique("db"), unique("web")
+	zone := zoneOf(t, "zone-a")
+	database := func() testVM {
+		v := newTestVM("db")
+		v.labels = map[string]any{"tier": db, model.LabelZone: zone.Name}
+		return v
+	}
+	webVM := func() testVM {
+		v := affinityVM("web", "tier", web, "vmAntiAffinity", db, model.TopologyKeyHostname)
+		v.labels[model.LabelZone] = zone.Name
+		return v
+	}
+	vms := []testVM{database(), webVM(), webVM(), database()}
+	db1, web1, web2, db2 := vms[0].ref.Name, vms[1].ref.Name, vms[2].ref.Name, vms[3].ref.Name
+	names, hosts := map[string]string{}, map[string]string{} // by moref, by name
+	for _, v := range vms {
+		h.putVM(v, false)
+		_, st := h.waitSlice(v.ref, "created", created)
+		names[st.UniqueID], hosts[v.ref.Name] = v.ref.Name, st.NodeName
+	}
+	if hosts[web1] == hosts[db1] || hosts[web2] != hosts[web1] || hosts[db2] != hosts[db1] {
+		t.Fatalf("hosts %v: want the web VMs on one host, the database VMs on the other", hosts)
+	}
+
+	pairs := func() []string {
+		var out []string
+		for _, r := range h.clusterConfig(zone.Name).Rule {
+			a, ok := r.(*types.ClusterAntiAffinityRuleSpec)
+			if !ok || !strings.HasPrefix(a.Name, rulePrefix) {
+				continue
+			}
+			var members []string
+			for _, ref := range morefValues(a.Vm) {
+				if n, ok := names[ref]; ok {
+					members = append(members, n)
+				}
+			}
+			if len(members) == 0 {
+				continue // another test's
+			}
+			if len(a.Vm) != 2 || a.Mandatory == nil || !*a.Mandatory {
+				t.Errorf("rule %s: VMs %v, mandatory %v; want a mandatory pair", a.Name, members, a.Mandatory)
+			}
+			slices.Sort(members)
+			out = append(out, strings.Join(members, "+"))
+		}
+		slices.Sort(out)
+		return out
+	}
+	pair := func(a, b string) string { return strings.Join(slices.Sorted(slices.Values([]string{a, b})), "+") }
+	want := slices.Sorted(slices.Values([]string{pair(db1, web1), pair(db1, web2), pair(db2, web1), pair(db2, web2)}))
+	if got := pairs(); !slices.Equal(got, want) {
+		t.Errorf("anti-affinity rules keep apart %v, want %v", got, want)
+	}
+
+	h.putVM(vms[1], true)
+	h.waitSlice(vms[1].ref, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
+	want = slices.Sorted(slices.Values([]string{pair(db1, web2), pair(db2, web2)}))
+	if got := pairs(); !slices.Equal(got, want) {
+		t.Errorf("after %s was deleted, anti-affinity rules keep apart %v, want %v", web1, got, want)
+	}
+}
+
 // createdApart creates n VMs labelled tier, kept on different hosts of zone by a required
 // anti-affinity term, one after the other, and returns them and their slices once each is
 // created.

@@ -14,22 +14,29 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 	"go.opentelemetry.io/otel/attribute"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // Cluster rules keep affinity at run time, where DRS moves VMs inside a zone's cluster:
-//   - host anti-affinity becomes a ClusterAntiAffinityRuleSpec over the VMs of the term in
-//     the cluster (DRS keeps them on different hosts; it needs two VMs to exist);
-//   - zone affinity becomes a ClusterVmGroup of those VMs bound by a ClusterVmHostRuleInfo
-//     to a ClusterHostGroup of the zone's hosts (DRS keeps them in the zone).
+//   - host anti-affinity becomes ClusterAntiAffinityRuleSpecs (DRS keeps a rule's VMs on
+//     different hosts; it needs two VMs to exist). A term keeps the VM declaring it apart
+//     from each VM it selects, not those VMs from each other, so a rule holds a pair: the
+//     VM and one it selects. Where a rule can hold more, it does: the VMs that declare one
+//     term and are selected by it (the seed's VMs of a tier kept apart from each other)
+//     are all apart pairwise, so they share the term's one rule;
+//   - zone affinity becomes a ClusterVmGroup of the VMs of the term bound by a
+//     ClusterVmHostRuleInfo to a ClusterHostGroup of the zone's hosts (DRS keeps them in
+//     the zone).
 //
-// Zone anti-affinity needs no rule: its VMs are in different clusters, and DRS moves VMs
-// only inside one. Required terms make mandatory rules, preferred ones advisory rules.
-// The rules are named after the namespace and the term, so every VM declaring the same
-// term shares one; a VM leaves its rules before it is destroyed, and a rule goes with the
-// last VM it needs.
+// Anti-affinity holds both ways: a VM created after one whose required term selects it
+// joins that pair's rule too. Zone anti-affinity needs no rule: its VMs are in different
+// clusters, and DRS moves VMs only inside one. Required terms make mandatory rules,
+// preferred ones advisory rules. The rules are named after the namespace and the term
+// (and the pair's VMs), so every VM declaring the same term shares the term's rule; a VM
+// leaves its rules before it is destroyed, and a rule goes with the last VM it needs.
 
 // rulePrefix starts the name of every cluster rule and group vmop makes.
 const rulePrefix = "vmop-"
@@ -57,10 +64,30 @@ func ruleOf(namespace string, t term) (clusterRule, bool) {
 	return clusterRule{name: rulePrefix + namespace + "-" + hex.EncodeToString(sum[:5]), anti: anti, mandatory: t.required}, true
 }
 
-// ensureRules puts the created VM (moref vm, in zone z) into the cluster rules of its
-// terms, with the VMs each term selects that run in that zone (inZone, by name); it changes
-// nothing already right, so a repeated reconcile reconfigures nothing.
-func (r *reconciler) ensureRules(ctx context.Context, namespace string, self map[string]string, spec *model.AffinitySpec,
+// pair is the rule keeping the VMs named a and b apart for the anti-affinity term of
+// c: the same whichever of the two asks.
+func (c clusterRule) pair(a, b string) clusterRule {
+	if b < a {
+		a, b = b, a
+	}
+	sum := sha256.Sum256([]byte(c.name + "|" + a + "|" + b))
+	return clusterRule{name: c.name + "-" + hex.EncodeToString(sum[:3]), anti: true, mandatory: c.mandatory}
+}
+
+// declares reports whether spec has a term whose rule is rule.
+func declares(namespace string, spec *model.AffinitySpec, rule clusterRule) bool {
+	return slices.ContainsFunc(terms(spec), func(t term) bool {
+		r, ok := ruleOf(namespace, t)
+		return ok && r.name == rule.name
+	})
+}
+
+// ensureRules puts the created VM (named name, moref vm, in zone z) into the cluster
+// rules of its terms, with the VMs each term selects that run in that zone (inZone, by
+// name), and into the pair rules of those VMs' required host anti-affinity terms that
+// select it; it changes nothing already right, so a repeated reconcile reconfigures
+// nothing.
+func (r *reconciler) ensureRules(ctx context.Context, namespace, name string, self map[string]string, spec *model.AffinitySpec,
 	z zone, vm types.ManagedObjectReference, peers []peer, inZone map[string]types.ManagedObjectReference) error {
 	want := map[clusterRule][]types.ManagedObjectReference{}
 	a := affinity{self: self, spec: spec, peers: peers}
@@ -69,14 +96,35 @@ func (r *reconciler) ensureRules(ctx context.Context, namespace string, self map
 		if !ok {
 			continue
 		}
-		members := []types.ManagedObjectReference{vm}
-		sel, _ := a.selected(t)
+		sel, selfSelected := a.selected(t)
 		for _, p := range sel {
-			if ref, ok := inZone[p.name]; ok {
-				members = append(members, ref)
+			ref, ok := inZone[p.name]
+			switch {
+			case !ok:
+			case rule.anti && !(selfSelected && declares(namespace, p.affinity, rule)):
+				pair := rule.pair(name, p.name)
+				want[pair] = append(want[pair], vm, ref)
+			default:
+				want[rule] = append(want[rule], vm, ref)
 			}
 		}
-		want[rule] = append(want[rule], members...)
+	}
+	for _, p := range peers {
+		ref, ok := inZone[p.name]
+		if !ok || p.deleting {
+			continue
+		}
+		for _, t := range terms(p.affinity) {
+			rule, ok := ruleOf(namespace, t)
+			if !ok || !rule.anti || !t.required || !t.selector().Matches(labels.Set(self)) {
+				continue
+			}
+			if declares(namespace, spec, rule) && t.selector().Matches(labels.Set(p.labels)) {
+				continue // both declare the term and are selected by it: its one rule, above
+			}
+			pair := rule.pair(name, p.name)
+			want[pair] = append(want[pair], ref, vm)
+		}
 	}
 	if len(want) == 0 {
 		return nil
@@ -250,18 +298,23 @@ func (r *reconciler) reconfigureCluster(ctx context.Context, z zone, spec types.
 	return nil
 }
 
-// keepRules puts a created VM with affinity terms into their cluster rules, with the
-// VMs they select found in vCenter (by the moref placement reported, else by instance
-// UUID: a VM created at the same time may not have reported yet, and whichever of two
-// such VMs keeps its rules last finds the other). The slice reporting the VM created is
-// published only after, so a VM reported created has its rules (rulesKept). earlier are
-// the namespace's VMs read before, as for peers.
+// keepRules puts a created VM into the cluster rules of its affinity terms and of the
+// other VMs' required anti-affinity terms selecting it, with the VMs concerned found in
+// vCenter (by the moref placement reported, else by instance UUID: a VM created at the
+// same time may not have reported yet, and whichever of two such VMs keeps its rules last
+// finds the other). The slice reporting the VM created is published only after, so a VM
+// reported created has its rules (rulesKept). earlier are the namespace's VMs read
+// before, as for peers: a VM without terms that none of them keeps apart has no rules to
+// keep (nil earlier: not read, so it is).
 func (r *reconciler) keepRules(ctx context.Context, t *topology, id vmIdentity, vm *model.VirtualMachine, st *model.VirtualMachineStatus, earlier []headed) error {
 	z, ok := t.zones[st.Zone]
-	if vm.Spec.Affinity == nil || !ok || st.UniqueID == "" {
+	if !ok || st.UniqueID == "" {
 		return nil
 	}
 	a := affinity{self: vm.Labels, spec: vm.Spec.Affinity}
+	if vm.Spec.Affinity == nil && earlier != nil && !slices.ContainsFunc(earlier, func(h headed) bool { return a.relevant(h.peer) }) {
+		return nil
+	}
 	peers, err := r.peers(ctx, id.namespace, id.name, a.relevant, earlier)
 	if err != nil {
 		return err
@@ -269,7 +322,7 @@ func (r *reconciler) keepRules(ctx context.Context, t *topology, id vmIdentity, 
 	a.peers = peers
 	inZone := map[string]types.ManagedObjectReference{}
 	for _, p := range peers {
-		if !p.placed() || p.zone != z.name || !a.selects(p) {
+		if !p.placed() || p.zone != z.name || !a.relevant(p) {
 			continue
 		}
 		v, err := r.read(ctx, p.moref, p.uuid, false)
@@ -280,7 +333,7 @@ func (r *reconciler) keepRules(ctx context.Context, t *topology, id vmIdentity, 
 			inZone[p.name] = v.ref
 		}
 	}
-	return r.ensureRules(ctx, id.namespace, vm.Labels, vm.Spec.Affinity, z,
+	return r.ensureRules(ctx, id.namespace, id.name, vm.Labels, vm.Spec.Affinity, z,
 		types.ManagedObjectReference{Type: "VirtualMachine", Value: st.UniqueID}, peers, inZone)
 }
 

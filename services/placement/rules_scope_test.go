@@ -43,17 +43,20 @@ func TestRuleEditsAtOnceKeepEveryVM(t *testing.T) {
 		vms[i] = h.createPlainVM(topo, z, fmt.Sprintf("%s-%d", apart, i))
 	}
 	// The rule exists with the first two, as after the second VM of the term was created.
-	peers := []peer{{name: "second", labels: labels, zone: z.name}}
+	peers := []peer{{name: "second", labels: labels, affinity: spec, zone: z.name}}
 	second := map[string]types.ManagedObjectReference{"second": vms[1]}
-	if err := replicas[0].ensureRules(h.ctx, testNamespace, labels, spec, z, vms[0], peers, second); err != nil {
+	if err := replicas[0].ensureRules(h.ctx, testNamespace, "first", labels, spec, z, vms[0], peers, second); err != nil {
 		t.Fatal(err)
 	}
 
+	// Each of the others joins it as the first one's peer, as all declare the term.
+	first := []peer{{name: "first", labels: labels, affinity: spec, zone: z.name}}
+	firstInZone := map[string]types.ManagedObjectReference{"first": vms[0]}
 	var wg sync.WaitGroup
 	for i, vm := range vms[2:] {
 		r := replicas[i%len(replicas)]
 		wg.Go(func() {
-			if err := r.ensureRules(h.ctx, testNamespace, labels, spec, z, vm, nil, nil); err != nil {
+			if err := r.ensureRules(h.ctx, testNamespace, fmt.Sprintf("other-%d", i), labels, spec, z, vm, first, firstInZone); err != nil {
 				t.Errorf("ensureRules of %s: %v", vm.Value, err)
 			}
 		})
