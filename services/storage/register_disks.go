@@ -26,7 +26,11 @@ type imageDisk struct {
 
 // name is the generated name of the disk's volume and claim, disk-<uuid> (seed, Image
 // Disk Conversion), from the disk's own UUID so that a retry finds what it made before.
-func (d imageDisk) name() string { return "disk-" + strings.ToLower(d.backing.UUID) }
+func (d imageDisk) name() string { return imageDiskName(d.backing.UUID) }
+
+// imageDiskName is the name registration gives the volume and claim of the disk with
+// the backing UUID diskUUID.
+func imageDiskName(diskUUID string) string { return "disk-" + strings.ToLower(diskUUID) }
 
 // matches says whether v is the spec.volumes entry placed on the disk's slot.
 func (d imageDisk) matches(v model.VirtualMachineVolume) bool {

@@ -133,12 +133,22 @@ func TestImageDisksBecomeClaims(t *testing.T) {
 	v.Sync(t, js)
 	v.Put(t, js, false)
 	next := v.Generation()
-	v.WaitStatus(t, js, model.ServiceStorage, "the next generation reconciled", func(s events.Slice, st model.VirtualMachineStatus) bool {
+	_, st = v.WaitStatus(t, js, model.ServiceStorage, "the next generation reconciled", func(s events.Slice, st model.VirtualMachineStatus) bool {
 		c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
 		return s.Generation == next && c == "True"
 	})
 	if got := lastSeq(t, js, v.Ref); got != seq+1 {
 		t.Errorf("the VM's record moved from %d to %d: the upgraded VM was written again", seq, got)
+	}
+	// Registered, the image disks are still Classic in status.volumes (seed, Volume Type
+	// in Status), each once, under the name of its spec.volumes entry.
+	if len(st.Volumes) != len(files) {
+		t.Errorf("status.volumes %+v, want one entry per image disk", st.Volumes)
+	}
+	for _, got := range st.Volumes {
+		if _, ok := files[got.Name]; !ok || got.Type != model.VolumeTypeClassic || !got.Attached || got.Name != "disk-"+strings.ToLower(got.DiskUUID) {
+			t.Errorf("status.volumes entry %+v, want an attached Classic disk-<uuid> entry of an image disk", got)
+		}
 	}
 	all, err := cnsClient.QueryVolume(t.Context(), &cnstypes.CnsQueryFilter{})
 	if err != nil {

@@ -30,7 +30,9 @@ func hardware(scsi ...model.SCSIControllerSpec) *model.VirtualMachineHardwareSpe
 // The two-disk image's disks are reported as Classic volumes with their sizes and
 // placement, its controllers with the disks on them, and the storage accounting of
 // api-rules §3; the LsiLogic controller the spec adds on bus 1 is created once, also
-// when the VM is reconciled again.
+// when the VM is reconciled again. The VM is marked upgraded already, so its disks stay
+// unregistered: a registration would give it a second generation, whose report could
+// overwrite the first one before this test reads it.
 func TestReportsImageDisksAndAddsController(t *testing.T) {
 	js := startService(t)
 	v := deploytest.NewVM("my-namespace", "two-disks", model.VirtualMachineSpec{
@@ -40,6 +42,7 @@ func TestReportsImageDisksAndAddsController(t *testing.T) {
 			model.SCSIControllerSpec{BusNumber: 1, Type: model.SCSIControllerTypeLsiLogic},
 		),
 	})
+	v.Annotations = model.UpgradedTo(model.BuildVersion)
 	v.Put(t, js, false)
 	_, st := v.WaitStatus(t, js, model.ServiceStorage, "StorageReady waiting for the VM", func(_ events.Slice, st model.VirtualMachineStatus) bool {
 		s, r := deploytest.Condition(st, model.ConditionStorageReady)
@@ -131,12 +134,7 @@ func TestReportsImageDisksAndAddsController(t *testing.T) {
 		t.Errorf("requested.disks = %s, want 70Gi", st.Storage.Requested.Disks)
 	}
 
-	// Reconciled again (a new generation, same hardware): nothing more is added. The
-	// schema upgrade appended the VM meanwhile: the next generation builds on it.
-	v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
-		return c == "True"
-	})
+	// Reconciled again (a new generation, same hardware): nothing more is added.
 	v.Sync(t, js)
 	v.Put(t, js, false)
 	next := v.Generation()

@@ -94,8 +94,9 @@ type wantVolume struct {
 	missing bool   // its claim is not found
 }
 
-// volumeReport is the outcome: the Managed entries of status.volumes, the disks they
-// stand for (not reported as Classic), and what is wrong.
+// volumeReport is the outcome: the entries of status.volumes for spec.volumes, the disks
+// they stand for (not reported again among the image's unregistered disks), and what is
+// wrong.
 type volumeReport struct {
 	volumes  []model.VirtualMachineVolumeStatus
 	managed  map[int32]bool // device keys of the managed volumes' disks
@@ -262,11 +263,11 @@ func planDetach(devices object.VirtualDeviceList, want []wantVolume, held map[st
 	return d
 }
 
-// managedDisks are the disks (by UUID) the last report gave to a managed volume entry.
+// managedDisks are the disks (by UUID) the last report gave to an entry of spec.volumes.
 func managedDisks(prev []model.VirtualMachineVolumeStatus) map[string]bool {
 	out := map[string]bool{}
 	for _, p := range prev {
-		if p.Type == model.VolumeTypeManaged && p.Attached && p.DiskUUID != "" {
+		if ofSpecVolume(p) && p.Attached && p.DiskUUID != "" {
 			out[p.DiskUUID] = true
 		}
 	}
@@ -450,7 +451,7 @@ func heldDisks(spec []model.VirtualMachineVolume, prev []model.VirtualMachineVol
 	}
 	out := map[string]string{}
 	for _, p := range prev {
-		if p.Type == model.VolumeTypeManaged && p.Attached && p.DiskUUID != "" && names[p.Name] {
+		if ofSpecVolume(p) && p.Attached && p.DiskUUID != "" && names[p.Name] {
 			out[p.DiskUUID] = p.Name
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
-// report is the Managed entries of status.volumes, in spec order: each volume's disk as
+// report is the entries of status.volumes for spec.volumes, in spec order: each volume's disk as
 // the VM has it, or why it is not attached. reconfigureErr is vCenter's refusal of the
 // reconfigure, if any; held are the disks kept for entries whose claim cannot be read
 // (disk UUID → entry name), still reported attached.
@@ -36,7 +36,7 @@ func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.V
 		case disk != nil:
 			rep.managed[disk.Key] = true
 			v = diskStatus(devices, disk, layout)
-			v.Name, v.Type = w.spec.Name, model.VolumeTypeManaged
+			v.Name, v.Type = w.spec.Name, volumeType(w.spec.Name, v.DiskUUID)
 			if w.claim.requested > 0 {
 				v.Requested = bytes(w.claim.requested)
 			}
@@ -61,4 +61,21 @@ func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.V
 		rep.volumes = append(rep.volumes, v)
 	}
 	return rep
+}
+
+// volumeType is the type of the status.volumes entry of a spec.volumes entry named name
+// on the disk diskUUID: Classic for an image disk registered as a claim, whose entry the
+// registration named after the disk (seed, Volume Type in Status: the type tells where
+// the disk came from, not what backs it now), else Managed.
+func volumeType(name, diskUUID string) model.VolumeType {
+	if diskUUID != "" && name == imageDiskName(diskUUID) {
+		return model.VolumeTypeClassic
+	}
+	return model.VolumeTypeManaged
+}
+
+// ofSpecVolume reports whether a status.volumes entry stands for a spec.volumes entry:
+// a Managed one, or a registered image disk's.
+func ofSpecVolume(v model.VirtualMachineVolumeStatus) bool {
+	return v.Type == model.VolumeTypeManaged || v.Name == imageDiskName(v.DiskUUID)
 }
