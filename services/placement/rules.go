@@ -71,7 +71,8 @@ func (c clusterRule) pair(a, b string) clusterRule {
 		a, b = b, a
 	}
 	sum := sha256.Sum256([]byte(c.name + "|" + a + "|" + b))
-	return clusterRule{name: c.name + "-" + hex.EncodeToString(sum[:3]), anti: true, mandatory: c.mandatory}
+	// 8 bytes: two pairs of one term sharing a name would become one rule of four VMs.
+	return clusterRule{name: c.name + "-" + hex.EncodeToString(sum[:8]), anti: true, mandatory: c.mandatory}
 }
 
 // declares reports whether spec has a term whose rule is rule.
@@ -302,19 +303,15 @@ func (r *reconciler) reconfigureCluster(ctx context.Context, z zone, spec types.
 // other VMs' required anti-affinity terms selecting it, with the VMs concerned found in
 // vCenter (by the moref placement reported, else by instance UUID: a VM created at the
 // same time may not have reported yet, and whichever of two such VMs keeps its rules last
-// finds the other). The slice reporting the VM created is published only after, so a VM
-// reported created has its rules (rulesKept). earlier are the namespace's VMs read
-// before, as for peers: a VM without terms that none of them keeps apart has no rules to
-// keep (nil earlier: not read, so it is).
+// finds the other: so even a VM without terms reads its namespace's VMs afresh here).
+// The slice reporting the VM created is published only after, so a VM reported created
+// has its rules (rulesKept). earlier are the namespace's VMs read before, as for peers.
 func (r *reconciler) keepRules(ctx context.Context, t *topology, id vmIdentity, vm *model.VirtualMachine, st *model.VirtualMachineStatus, earlier []headed) error {
 	z, ok := t.zones[st.Zone]
 	if !ok || st.UniqueID == "" {
 		return nil
 	}
 	a := affinity{self: vm.Labels, spec: vm.Spec.Affinity}
-	if vm.Spec.Affinity == nil && earlier != nil && !slices.ContainsFunc(earlier, func(h headed) bool { return a.relevant(h.peer) }) {
-		return nil
-	}
 	peers, err := r.peers(ctx, id.namespace, id.name, a.relevant, earlier)
 	if err != nil {
 		return err

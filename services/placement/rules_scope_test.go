@@ -101,3 +101,40 @@ func (h *harness) createPlainVM(topo *topology, z zone, name string) types.Manag
 	})
 	return vm
 }
+
+// A VM without terms keeps the pair rule of a peer whose required term selects it even
+// when the namespace it read before its create did not have that peer yet: the peer,
+// recorded meanwhile, kept its rules while this VM did not exist in vCenter, so this VM's
+// rules are the pair's last chance.
+func TestVMWithoutTermsJoinsAPeerRecordedAfterItsRead(t *testing.T) {
+	h := newHarness(t)
+	h.seedClassAndImage()
+	h.runService()
+
+	db := unique("db")
+	zone := zoneOf(t, "zone-a")
+	web := affinityVM("web", "tier", unique("web"), "vmAntiAffinity", db, model.TopologyKeyHostname)
+	web.labels[model.LabelZone] = zone.Name
+	h.putVM(web, false)
+	_, webSt := h.waitSlice(web.ref, "created", created)
+
+	r := h.newTestReconciler()
+	topo, err := r.topology(h.ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := topo.zones[zone.Name]
+	name := "db-" + db
+	ref := h.createPlainVM(topo, z, name)
+	vm := &model.VirtualMachine{}
+	vm.Name, vm.Namespace, vm.Labels = name, testNamespace, map[string]string{"tier": db, model.LabelZone: zone.Name}
+	st := &model.VirtualMachineStatus{Zone: zone.Name, UniqueID: ref.Value}
+	stale := []headed{} // read before the web VM was recorded
+	if err := r.keepRules(h.ctx, topo, vmIdentity{namespace: testNamespace, name: name}, vm, st, stale); err != nil {
+		t.Fatal(err)
+	}
+	rule := h.antiAffinityRule(zone.Name, ref.Value)
+	if rule == nil || !sameSet(morefValues(rule.Vm), []string{webSt.UniqueID, ref.Value}) {
+		t.Fatalf("rule naming %s: %+v, want the pair with the web VM %s", ref.Value, rule, webSt.UniqueID)
+	}
+}
