@@ -150,6 +150,10 @@ func TestImageDisksBecomeClaims(t *testing.T) {
 			t.Errorf("status.volumes entry %+v, want an attached Classic disk-<uuid> entry of an image disk", got)
 		}
 	}
+	// Their claims charge them now (quota counts claims), so status.storage does not.
+	if st.Storage == nil || st.Storage.Requested == nil || !st.Storage.Requested.Disks.IsZero() {
+		t.Errorf("status.storage %+v, want no disks requested: the registered disks are their claims'", st.Storage)
+	}
 	all, err := cnsClient.QueryVolume(t.Context(), &cnstypes.CnsQueryFilter{})
 	if err != nil {
 		t.Fatal(err)
