@@ -143,12 +143,7 @@ func TestHostAntiAffinityKeepsPairsApart(t *testing.T) {
 		v.labels = map[string]any{"tier": db, model.LabelZone: zone.Name}
 		return v
 	}
-	webVM := func() testVM {
-		v := affinityVM("web", "tier", web, "vmAntiAffinity", db, model.TopologyKeyHostname)
-		v.labels[model.LabelZone] = zone.Name
-		return v
-	}
-	vms := []testVM{database(), webVM(), webVM(), database()}
+	vms := []testVM{database(), webApart(web, db, zone.Name), webApart(web, db, zone.Name), database()}
 	db1, web1, web2, db2 := vms[0].ref.Name, vms[1].ref.Name, vms[2].ref.Name, vms[3].ref.Name
 	names, hosts := map[string]string{}, map[string]string{} // by moref, by name
 	for _, v := range vms {
@@ -197,6 +192,14 @@ func TestHostAntiAffinityKeepsPairsApart(t *testing.T) {
 	if got := pairs(); !slices.Equal(got, want) {
 		t.Errorf("after %s was deleted, anti-affinity rules keep apart %v, want %v", web1, got, want)
 	}
+}
+
+// webApart is a VM labelled tier=web in zone whose required host anti-affinity term
+// selects tier=db.
+func webApart(web, db, zone string) testVM {
+	v := affinityVM("web", "tier", web, "vmAntiAffinity", db, model.TopologyKeyHostname)
+	v.labels[model.LabelZone] = zone
+	return v
 }
 
 // createdApart creates n VMs labelled tier, kept on different hosts of zone by a required

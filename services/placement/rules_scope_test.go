@@ -113,8 +113,7 @@ func TestVMWithoutTermsJoinsAPeerRecordedAfterItsRead(t *testing.T) {
 
 	db := unique("db")
 	zone := zoneOf(t, "zone-a")
-	web := affinityVM("web", "tier", unique("web"), "vmAntiAffinity", db, model.TopologyKeyHostname)
-	web.labels[model.LabelZone] = zone.Name
+	web := webApart(unique("web"), db, zone.Name)
 	h.putVM(web, false)
 	_, webSt := h.waitSlice(web.ref, "created", created)
 
