@@ -10,10 +10,10 @@ import (
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
-// report is the entries of status.volumes for spec.volumes, in spec order: each volume's disk as
-// the VM has it, or why it is not attached. reconfigureErr is vCenter's refusal of the
-// reconfigure, if any; held are the disks kept for entries whose claim cannot be read
-// (disk UUID → entry name), still reported attached.
+// report is the entries of status.volumes for spec.volumes, in spec order: each volume's
+// disk as the VM has it, or why it is not attached. reconfigureErr is vCenter's refusal
+// of the reconfigure, if any; held are the disks kept for entries whose claim cannot be
+// read (disk UUID → entry name), still reported attached.
 func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.VirtualMachineFileLayoutEx, held map[string]string, reconfigureErr error) volumeReport {
 	rep := volumeReport{managed: map[int32]bool{}}
 	heldDisk := map[string]*types.VirtualDisk{} // by entry name
