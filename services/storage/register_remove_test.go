@@ -47,11 +47,7 @@ func TestRemovedImageDiskIsDetached(t *testing.T) {
 	v.Put(t, js, true)
 	v.WaitStatus(t, js, model.ServiceStorage, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
 	for _, plural := range []string{pluralClaims, pluralRegistered} {
-		var head struct {
-			Metadata struct{ DeletionTimestamp string } `json:"metadata"`
-		}
-		decodeLast(t, js, events.Ref{Plural: plural, Namespace: "my-namespace", Name: second.PersistentVolumeClaim.ClaimName}, &head)
-		if head.Metadata.DeletionTimestamp == "" {
+		if !deletionAsked(t, js, events.Ref{Plural: plural, Namespace: "my-namespace", Name: second.PersistentVolumeClaim.ClaimName}) {
 			t.Errorf("%s %s of the removed entry not deleted with its VM", plural, second.Name)
 		}
 	}

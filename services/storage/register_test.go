@@ -181,20 +181,12 @@ func TestImageDisksBecomeClaims(t *testing.T) {
 	v.WaitStatus(t, js, model.ServiceStorage, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
 	for _, vol := range vm.Spec.Volumes {
 		for _, plural := range []string{pluralClaims, pluralRegistered} {
-			var head struct {
-				Metadata struct{ DeletionTimestamp string } `json:"metadata"`
-			}
-			decodeLast(t, js, events.Ref{Plural: plural, Namespace: "my-namespace", Name: vol.Name}, &head)
-			if head.Metadata.DeletionTimestamp == "" {
+			if !deletionAsked(t, js, events.Ref{Plural: plural, Namespace: "my-namespace", Name: vol.Name}) {
 				t.Errorf("%s %s not deleted with its VM", plural, vol.Name)
 			}
 		}
 	}
-	var head struct {
-		Metadata struct{ DeletionTimestamp string } `json:"metadata"`
-	}
-	decodeLast(t, js, other, &head)
-	if head.Metadata.DeletionTimestamp != "" {
+	if deletionAsked(t, js, other) {
 		t.Error("a claim the VM does not own was deleted with it")
 	}
 }
@@ -254,6 +246,16 @@ func decodeLast(t *testing.T, js jetstream.JetStream, ref events.Ref, out any) {
 	if err := json.Unmarshal(rec.Body, out); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// deletionAsked reports whether the newest record of ref has a deletionTimestamp.
+func deletionAsked(t *testing.T, js jetstream.JetStream, ref events.Ref) bool {
+	t.Helper()
+	var head struct {
+		Metadata struct{ DeletionTimestamp string } `json:"metadata"`
+	}
+	decodeLast(t, js, ref, &head)
+	return head.Metadata.DeletionTimestamp != ""
 }
 
 func lastSeq(t *testing.T, js jetstream.JetStream, ref events.Ref) uint64 {
