@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -189,7 +190,8 @@ func (s *server) replaceOver(c echo.Context, t target, obj map[string]any, dry b
 			return apierrors.NewInvalid(schema.GroupKind{Group: t.Kind.Group, Kind: t.Kind.Kind}, t.Name, field.ErrorList{
 				field.Invalid(field.NewPath("metadata", "uid"), uid, "field is immutable")})
 		}
-		return apierrors.NewConflict(t.gr(), t.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, metaString(old, "uid")))
+		precondition := types.UID(uid)
+		return checkPreconditions(t, &metav1.Preconditions{UID: &precondition}, old, rec.Seq)
 	}
 	if rv := metaString(obj, "resourceVersion"); rv != "" {
 		a, ok := specSeqOf(rv)

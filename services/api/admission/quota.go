@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/vmop/vmop/pkg/model"
@@ -45,6 +46,9 @@ func (a *Admission) chargeDelta(r *Request) (model.ResourceList, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !r.create() && sameBootDisk(vm, old) {
+			return nil, nil // its image and storage class never change (IMM): nothing more to charge
+		}
 		var img *model.VirtualMachineImageStatus
 		if vm.Spec.Image != nil {
 			if img, err = quota.Image(a.rm, r.Namespace, *vm.Spec.Image); err != nil {
@@ -54,8 +58,7 @@ func (a *Admission) chargeDelta(r *Request) (model.ResourceList, error) {
 		if r.create() {
 			return model.ChargeDelta(nil, model.VMStorageCharge(vm, img)), nil
 		}
-		// Its image and storage class never change (IMM): it charged on create; a larger
-		// boot disk charges what it adds.
+		// It charged on create; a larger boot disk charges what it adds.
 		grown := model.BootDiskGrowth(vm, img)
 		grown.Sub(model.BootDiskGrowth(old, img))
 		return model.ChargeDelta(nil, model.StorageCharge{StorageClass: vm.Spec.StorageClass, Storage: grown}), nil
@@ -74,4 +77,16 @@ func (a *Admission) chargeDelta(r *Request) (model.ResourceList, error) {
 		return model.ChargeDelta(&was, model.ClaimStorageCharge(pvc)), nil
 	}
 	return nil, nil
+}
+
+// sameBootDisk reports whether an update leaves spec.advanced.bootDiskCapacity as it was.
+func sameBootDisk(vm, old *model.VirtualMachine) bool {
+	capacity := func(v *model.VirtualMachine) *resource.Quantity {
+		if v.Spec.Advanced == nil {
+			return nil
+		}
+		return v.Spec.Advanced.BootDiskCapacity
+	}
+	a, b := capacity(vm), capacity(old)
+	return a == nil && b == nil || a != nil && b != nil && a.Cmp(*b) == 0
 }
