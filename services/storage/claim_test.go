@@ -282,9 +282,7 @@ func TestClaimVolumeKeptWhenRetainedOrItsClassIsGone(t *testing.T) {
 			c.put(t, js)
 			c.waitBound(t, js)
 			if tt.classGone {
-				if err := deploytest.DeleteObject(t.Context(), js, events.Ref{Plural: "storageclasses", Name: tt.class}); err != nil {
-					t.Fatal(err)
-				}
+				tombstone(t, js, events.Ref{Plural: "storageclasses", Name: tt.class})
 			}
 			c.markDeleting()
 			c.put(t, js)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -117,7 +118,7 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 	// The volumes to attach stay held until their disks are added, and those to detach
 	// until CNS records them detached, so that no other VM attaches a volume between its
 	// two steps (in ID order, so two VMs never wait for each other).
-	d := planDetach(devices, want, heldDisks(vm.Spec.Volumes, prev), managedDisks(prev), mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
+	d := planDetach(devices, want, heldDisks(vm.Spec.Volumes, prev), reportedDisks(prev), mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
 	held := slices.Clone(d.ids)
 	for _, w := range want {
 		if w.problem == "" && volumeDisk(devices, w.cns) == nil {
@@ -208,7 +209,7 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, want []wantVolume,
 		}
 	}
 	rep := report(want, object.VirtualDeviceList(mvm.Config.Hardware.Device), mvm.LayoutEx, d.held, reconfigureErr)
-	rep.detached = len(d.removes) > 0 && len(changes) > 0 && reconfigureErr == nil
+	rep.detached = len(d.removes) > 0 && reconfigureErr == nil
 	if on {
 		for id, disk := range cnsDisks(object.VirtualDeviceList(mvm.Config.Hardware.Device)) {
 			if _, ok := d.held[vcenter.BackingOf(disk).UUID]; !ok && !d.keep[id] && isIDE(devices, disk) {
@@ -231,10 +232,10 @@ type detach struct {
 }
 
 // planDetach finds what detach describes. A disk without a vDiskId that the last report
-// gave to an entry no longer in the spec (managed, not held) goes too: an image disk
+// gave to an entry no longer in the spec (reported, not held) goes too: an image disk
 // registered in place, which vcsim gives no vDiskId (the attached first-class disk has one
 // in vCenter) and CNS records no attachment of, so it has no CNS detach.
-func planDetach(devices object.VirtualDeviceList, want []wantVolume, held map[string]string, managed map[string]bool, on bool) detach {
+func planDetach(devices object.VirtualDeviceList, want []wantVolume, held, reported map[string]string, on bool) detach {
 	d := detach{keep: map[string]bool{}, held: held}
 	wanted := map[*types.VirtualDisk]bool{}
 	for _, w := range want {
@@ -256,19 +257,20 @@ func planDetach(devices object.VirtualDeviceList, want []wantVolume, held map[st
 	}
 	for _, dev := range devices.SelectByType((*types.VirtualDisk)(nil)) {
 		disk := dev.(*types.VirtualDisk)
-		if (disk.VDiskId == nil || disk.VDiskId.Id == "") && managed[vcenter.BackingOf(disk).UUID] && !kept(disk) {
+		if _, ok := reported[vcenter.BackingOf(disk).UUID]; ok && (disk.VDiskId == nil || disk.VDiskId.Id == "") && !kept(disk) {
 			d.removes = append(d.removes, removeDisk(disk))
 		}
 	}
 	return d
 }
 
-// managedDisks are the disks (by UUID) the last report gave to an entry of spec.volumes.
-func managedDisks(prev []model.VirtualMachineVolumeStatus) map[string]bool {
-	out := map[string]bool{}
+// reportedDisks are the disks the last report gave to entries of spec.volumes: disk UUID
+// → entry name.
+func reportedDisks(prev []model.VirtualMachineVolumeStatus) map[string]string {
+	out := map[string]string{}
 	for _, p := range prev {
 		if ofSpecVolume(p) && p.Attached && p.DiskUUID != "" {
-			out[p.DiskUUID] = true
+			out[p.DiskUUID] = p.Name
 		}
 	}
 	return out
@@ -445,16 +447,10 @@ func (a *attacher) holder(ctx context.Context, v cnsVolume, self types.ManagedOb
 // heldDisks are the disks the last report gave to entries still in the spec: disk UUID →
 // entry name.
 func heldDisks(spec []model.VirtualMachineVolume, prev []model.VirtualMachineVolumeStatus) map[string]string {
-	names := map[string]bool{}
-	for _, v := range spec {
-		names[v.Name] = true
-	}
-	out := map[string]string{}
-	for _, p := range prev {
-		if ofSpecVolume(p) && p.Attached && p.DiskUUID != "" && names[p.Name] {
-			out[p.DiskUUID] = p.Name
-		}
-	}
+	out := reportedDisks(prev)
+	maps.DeleteFunc(out, func(_, name string) bool {
+		return !slices.ContainsFunc(spec, func(v model.VirtualMachineVolume) bool { return v.Name == name })
+	})
 	return out
 }
 

@@ -109,13 +109,11 @@ func imageDiskSlot(devices object.VirtualDeviceList, v model.VirtualMachineVolum
 	if v.ControllerBusNumber == nil || v.UnitNumber == nil {
 		return fmt.Sprintf("%s (no bus and unit given)", typ), false
 	}
-	slot := fmt.Sprintf("%s %d:%d", typ, *v.ControllerBusNumber, *v.UnitNumber)
+	want := slot{typ, *v.ControllerBusNumber, *v.UnitNumber}
 	for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
-		disk := d.GetVirtualDevice()
-		ctrlTyp, bus, ok := controllerID(devices.FindByKey(disk.ControllerKey))
-		if ok && ctrlTyp == typ && bus == *v.ControllerBusNumber && disk.UnitNumber != nil && *disk.UnitNumber == *v.UnitNumber {
-			return slot, true
+		if s, ok := deviceSlot(devices, d); ok && s == want {
+			return want.String(), true
 		}
 	}
-	return slot, false
+	return want.String(), false
 }
