@@ -25,3 +25,8 @@ func (c AppliedClass) String() string {
 	b, _ := json.Marshal(c) // strings and an integer always marshal
 	return string(b)
 }
+
+// AppliedClassOf is the record of class c, named name, as applied to a VM now.
+func AppliedClassOf(name string, c *VirtualMachineClass) AppliedClass {
+	return AppliedClass{Name: name, UID: string(c.UID), Generation: c.Generation}
+}

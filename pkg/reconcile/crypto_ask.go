@@ -52,7 +52,7 @@ func ReadCryptoAsk(ctx context.Context, js jetstream.JetStream, vm *model.Virtua
 	if hw, err := vcenter.ClassHardwareOf(class.Spec); err == nil {
 		ask.VTPM = hw.VTPM
 	}
-	ask.Class = model.AppliedClass{Name: class.Name, UID: string(class.UID), Generation: class.Generation}
+	ask.Class = model.AppliedClassOf(class.Name, &class)
 	return ask, nil
 }
 

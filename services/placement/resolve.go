@@ -47,7 +47,7 @@ func (r *reconciler) resolveClass(ctx context.Context, namespace, name string, c
 		return nil, nil
 	}
 	conds.ok(model.ConditionClassReady)
-	applied := model.AppliedClass{Name: name, UID: string(obj.UID), Generation: obj.Generation}
+	applied := model.AppliedClassOf(name, &obj)
 	c := &class{applied: applied, hw: hw}
 	if obj.Spec.Hardware != nil {
 		c.instance = obj.Spec.Hardware.InstanceStorage

@@ -123,7 +123,7 @@ func (r *reconciler) targetClass(ctx context.Context, namespace, name string) (*
 	if err != nil {
 		return nil, fmt.Sprintf("VirtualMachineClass %s: %v", name, err), nil
 	}
-	return &targetClass{applied: model.AppliedClass{Name: name, UID: string(cls.UID), Generation: cls.Generation}, hw: hw}, "", nil
+	return &targetClass{applied: model.AppliedClassOf(name, &cls), hw: hw}, "", nil
 }
 
 // resize reconfigures the VM to target's class (resizeSpec) and records target in the

@@ -116,7 +116,7 @@ func (v *VM) Deploy(t testing.TB, e *Env, js jetstream.JetStream, item string) *
 		t.Fatal(err)
 	}
 	if found {
-		extra = append(extra, vmopvc.AppliedClassOption(model.AppliedClass{Name: class.Name, UID: string(class.UID), Generation: class.Generation}))
+		extra = append(extra, vmopvc.AppliedClassOption(model.AppliedClassOf(class.Name, &class)))
 	}
 	vm, err := e.Deploy(t.Context(), item, v.Ref.Name, v.Spec.InstanceUUID, v.Ref, v.UID, extra...)
 	if err != nil {
