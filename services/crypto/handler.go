@@ -111,7 +111,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		// A class or provider that does not exist: nothing is attempted.
 		res.problems = append(res.problems, *prob)
 	default:
-		if res, err = h.act(ctx, obj, o.Meta.UID, &vm, ask, t, &mvm, otherClass); err != nil {
+		if res, err = h.act(ctx, obj, o.Meta.UID, &vm, ask, t, s, &mvm, otherClass); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -122,11 +122,11 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	}, nil
 }
 
-// act plans and applies the reconfigure that brings the VM in line, and reads the VM
-// again into mvm after one.
-func (h *handler) act(ctx context.Context, obj *object.VirtualMachine, uid string, vm *model.VirtualMachine, ask reconcile.CryptoAsk, t *target, mvm *mo.VirtualMachine, otherClass map[string]bool) (outcome, error) {
+// act plans and applies the reconfigure that brings the VM in line (s is what mvm shows),
+// and reads the VM again into mvm after one.
+func (h *handler) act(ctx context.Context, obj *object.VirtualMachine, uid string, vm *model.VirtualMachine, ask reconcile.CryptoAsk, t *target, s vmState, mvm *mo.VirtualMachine, otherClass map[string]bool) (outcome, error) {
 	var keyErr error
-	p := makePlan(ask, t, readState(mvm, otherClass), func() types.CryptoKeyId {
+	p := makePlan(ask, t, s, func() types.CryptoKeyId {
 		key, err := h.newKey(ctx, uid, t)
 		keyErr = err
 		return key

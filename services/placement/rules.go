@@ -75,12 +75,15 @@ func (c clusterRule) pair(a, b string) clusterRule {
 	return clusterRule{name: c.name + "-" + hex.EncodeToString(sum[:8]), anti: true, mandatory: c.mandatory}
 }
 
-// declares reports whether spec has a term whose rule is rule.
-func declares(namespace string, spec *model.AffinitySpec, rule clusterRule) bool {
-	return slices.ContainsFunc(terms(spec), func(t term) bool {
-		r, ok := ruleOf(namespace, t)
-		return ok && r.name == rule.name
-	})
+// ruleNames are the names of the rules of spec's terms.
+func ruleNames(namespace string, spec *model.AffinitySpec) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range terms(spec) {
+		if r, ok := ruleOf(namespace, t); ok {
+			out[r.name] = true
+		}
+	}
+	return out
 }
 
 // ensureRules puts the created VM (named name, moref vm, in zone z) into the cluster
@@ -92,6 +95,7 @@ func (r *reconciler) ensureRules(ctx context.Context, namespace, name string, se
 	z zone, vm types.ManagedObjectReference, peers []peer, inZone map[string]types.ManagedObjectReference) error {
 	want := map[clusterRule][]types.ManagedObjectReference{}
 	a := affinity{self: self, spec: spec, peers: peers}
+	own := ruleNames(namespace, spec)
 	for _, t := range terms(spec) {
 		rule, ok := ruleOf(namespace, t)
 		if !ok {
@@ -102,7 +106,7 @@ func (r *reconciler) ensureRules(ctx context.Context, namespace, name string, se
 			ref, ok := inZone[p.name]
 			switch {
 			case !ok:
-			case rule.anti && !(selfSelected && declares(namespace, p.affinity, rule)):
+			case rule.anti && !(selfSelected && ruleNames(namespace, p.affinity)[rule.name]):
 				pair := rule.pair(name, p.name)
 				want[pair] = append(want[pair], vm, ref)
 			default:
@@ -120,7 +124,7 @@ func (r *reconciler) ensureRules(ctx context.Context, namespace, name string, se
 			if !ok || !rule.anti || !t.required || !t.selector().Matches(labels.Set(self)) {
 				continue
 			}
-			if declares(namespace, spec, rule) && t.selector().Matches(labels.Set(p.labels)) {
+			if own[rule.name] && t.selector().Matches(labels.Set(p.labels)) {
 				continue // both declare the term and are selected by it: its one rule, above
 			}
 			pair := rule.pair(name, p.name)

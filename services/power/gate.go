@@ -58,11 +58,12 @@ func (g gate) open() bool { return len(g.checks) == 0 && len(g.waits) == 0 }
 // off) cannot be done before it anyway: only the checks and the VM's existence hold it
 // back, and the rest is done once it is off again.
 func (g gate) resuming() gate {
-	g.waits = slices.DeleteFunc(slices.Clone(g.waits), func(w string) bool {
-		return !strings.HasPrefix(w, model.ConditionCreated+" (")
-	})
+	g.waits = slices.DeleteFunc(slices.Clone(g.waits), func(w string) bool { return !waitsForCreated(w) })
 	return g
 }
+
+// waitsForCreated reports whether the wait w (see gate.waits) is for the VM's creation.
+func waitsForCreated(w string) bool { return strings.HasPrefix(w, model.ConditionCreated+" (") }
 
 // pendingChecks returns the poweron.check.vmoperator.vmware.com/<component> annotations
 // by component.

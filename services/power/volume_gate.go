@@ -3,7 +3,6 @@ package power
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
@@ -19,7 +18,7 @@ func withVolumes(o reconcile.Object, in map[string]inputStatus, vm *model.Virtua
 	hasClaims := slices.ContainsFunc(vm.Spec.Volumes, func(v model.VirtualMachineVolume) bool {
 		return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName != ""
 	})
-	created := !slices.ContainsFunc(waits, func(w string) bool { return strings.HasPrefix(w, model.ConditionCreated+" (") })
+	created := !slices.ContainsFunc(waits, waitsForCreated)
 	if !hasClaims || !created {
 		return waits
 	}
