@@ -80,8 +80,8 @@ func unplaced(conds *conditions, err error) bool {
 func (r *reconciler) chooseAndRecord(ctx context.Context, o reconcile.Object, t *topology, id vmIdentity, vm *model.VirtualMachine,
 	cls *class, img *image, candidates []string, v preread, st *model.VirtualMachineStatus, conds *conditions) (ch choice, decided bool, err error) {
 	relevant := affinity{self: o.Meta.Labels, spec: vm.Spec.Affinity}.relevant
-	if vm.Spec.GroupName != "" {
-		// Its decision may place the other members of its group too (placeVM), whose
+	if decidesForGroup(o.Meta.Labels, vm.Spec.GroupName, v.groups) {
+		// Its decision places the other members of its group too (placeVM), whose
 		// affinity needs the hosts of VMs this one's does not.
 		relevant = func(peer) bool { return true }
 	}

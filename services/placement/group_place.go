@@ -117,7 +117,7 @@ func (r *reconciler) placeVM(ctx context.Context, t *topology, id vmIdentity, sp
 		}
 		candidates = []string{gz}
 	}
-	if labels[model.LabelZone] != "" || len(mine) == 0 {
+	if !decidesForGroup(labels, vm.Spec.GroupName, groups) {
 		return r.place(ctx, t, rm, candidates, need, affinityFilters(selfPeer, peers)...)
 	}
 	root := mine[len(mine)-1].name
@@ -207,4 +207,11 @@ func (r *reconciler) labelMemberZone(ctx context.Context, ref events.Ref, zone s
 		return fmt.Errorf("set zone label of group member %s: %w", ref, err)
 	}
 	return nil
+}
+
+// decidesForGroup reports whether a VM's placement decides its whole group's zones: it is
+// in a group (of groups, whose chain exists) and has no zone label yet, which that
+// decision gives every member.
+func decidesForGroup(labels map[string]string, groupName string, groups map[string]vmGroup) bool {
+	return groupName != "" && labels[model.LabelZone] == "" && len(chain(groups, groupName)) > 0
 }
