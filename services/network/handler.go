@@ -213,7 +213,7 @@ func (h *handler) adapterChanges(ctx context.Context, uid string, mvm mo.Virtual
 		if want[i].fixedMAC != "" {
 			// The interface's own MAC (a VPC network's), claimed so that no other VM's
 			// adapter is given it.
-			mine, err := h.ipam.take(ctx, macKey(want[i].fixedMAC), holder(uid, want[i].iface))
+			mine, err := h.ipam.claimKey(ctx, macKey(want[i].fixedMAC), holder(uid, want[i].iface), goneHolders(uid, ifaces))
 			if err != nil {
 				return nil, have, "", fmt.Errorf("MAC address of %s: %w", want[i].iface, err)
 			}

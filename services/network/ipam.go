@@ -113,23 +113,32 @@ func (a *allocator) claimStatic(ctx context.Context, p pool, holder string, addr
 	if p.index(addr) == p.size {
 		return nil // not one the pool hands out: the gateway, or outside its range
 	}
-	key := addr.String()
+	mine, err := a.claimKey(ctx, addr.String(), holder, gone)
+	if err == nil && !mine {
+		err = fmt.Errorf("static address %s is %w", addr, errAddressHeld)
+	}
+	return err
+}
+
+// claimKey claims key for holder, taking it over from a holder that is gone (an interface
+// of the same VM renamed); false when another holder has it.
+func (a *allocator) claimKey(ctx context.Context, key, holder string, gone func(holder string) bool) (bool, error) {
 	for {
 		ok, err := a.take(ctx, key, holder)
 		if err != nil || ok {
-			return err
+			return ok, err
 		}
 		e, err := a.kv.Get(ctx, key)
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 			continue // released meanwhile
 		case err != nil:
-			return fmt.Errorf("read claim %s: %w", key, err)
+			return false, fmt.Errorf("read claim %s: %w", key, err)
 		case !gone(string(e.Value())):
-			return fmt.Errorf("static address %s is %w", addr, errAddressHeld)
+			return false, nil
 		}
 		if _, err := a.kv.Update(ctx, key, []byte(holder), e.Revision()); err == nil || !isWrongRevision(err) {
-			return err // the interface renamed keeps its address
+			return err == nil, err // the interface renamed keeps what it held
 		}
 	}
 }

@@ -48,6 +48,16 @@ func networkName(ifc model.VirtualMachineNetworkInterfaceSpec) string {
 	return inventory.DefaultNetwork
 }
 
+// goneHolders reports whether a claim's holder is an interface of the VM uid that ifaces
+// no longer name (renamed or removed): what it held may pass to another of its interfaces.
+func goneHolders(uid string, ifaces []model.VirtualMachineNetworkInterfaceSpec) func(holder string) bool {
+	named := map[string]bool{}
+	for _, ifc := range ifaces {
+		named[holder(uid, ifc.Name)] = true
+	}
+	return func(h string) bool { return strings.HasPrefix(h, uid+"/") && !named[h] }
+}
+
 // plan gives every interface its addresses (the seed's intended-config table): the
 // spec's static addresses; DHCP when the spec asks for it or the network has no pool;
 // otherwise an address claimed from the network's pool, with the pool's gateway unless
@@ -55,11 +65,7 @@ func networkName(ifc model.VirtualMachineNetworkInterfaceSpec) string {
 // addresses are claimed again first; inUse are the addresses the guest uses (guestUses).
 func (h *handler) plan(ctx context.Context, uid string, ifaces []model.VirtualMachineNetworkInterfaceSpec, prev *model.VirtualMachineNetworkConfigStatus, inUse map[string]bool) ([]ifacePlan, error) {
 	// A static address an interface that is gone (renamed) held passes to the one asking.
-	named := map[string]bool{}
-	for _, ifc := range ifaces {
-		named[holder(uid, ifc.Name)] = true
-	}
-	gone := func(h string) bool { return strings.HasPrefix(h, uid+"/") && !named[h] }
+	gone := goneHolders(uid, ifaces)
 	plans := make([]ifacePlan, 0, len(ifaces))
 	for _, ifc := range ifaces {
 		p := ifacePlan{spec: ifc, network: networkName(ifc), dhcp4: ifc.DHCP4, dhcp6: ifc.DHCP6}
