@@ -37,11 +37,8 @@ func (s *server) checkSize(obj map[string]any, statusBytes int) error {
 	return nil
 }
 
-// statusBytes is the size of the status t's object has in the read model (0 without: not
-// folded yet, and the reserve covers a status that new).
-func (s *server) statusBytes(t target) int { return len(s.storedStatus(t)) }
-
-// storedStatus is the status t's object has in the read model; nil when it has none yet.
+// storedStatus is the status t's object has in the read model; nil when it has none yet
+// (not folded yet: checkSize's reserve covers a status that new).
 func (s *server) storedStatus(t target) json.RawMessage {
 	stored, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
 	if err != nil {

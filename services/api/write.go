@@ -203,7 +203,8 @@ func (s *server) replaceOver(c echo.Context, t target, obj map[string]any, dry b
 		}
 	}
 	t.restore(obj, old)
-	r := &admission.Request{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, Old: s.withStatus(t, old), User: userOf(c),
+	status := s.storedStatus(t)
+	r := &admission.Request{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Obj: obj, Old: withStatus(status, old), User: userOf(c),
 		Privileged: s.auth.Privileged(userOf(c)), FieldValidation: c.QueryParam("fieldValidation"), DryRun: dry,
 		Unknown: unknown, FieldPaths: t.fieldPaths()}
 	if err := s.admit.Admit(ctx, r); err != nil {
@@ -232,7 +233,7 @@ func (s *server) replaceOver(c echo.Context, t target, obj map[string]any, dry b
 	}
 	unchanged := equalObjects(obj, old)
 	if !unchanged {
-		if err := s.checkSize(obj, s.statusBytes(t)); err != nil {
+		if err := s.checkSize(obj, len(status)); err != nil {
 			return err
 		}
 	}
