@@ -32,6 +32,9 @@ type Slice struct {
 	// Digest sums what the service read to produce the slice (pkg/reconcile's concern
 	// rule): a later generation with the same digest does not concern the service.
 	Digest string `json:"digest,omitempty"`
+	// Record is what the service notes about the object for its own next reconcile, which
+	// the status cannot tell (a JSON value); never part of the object's status.
+	Record json.RawMessage `json:"record,omitempty"`
 }
 
 // StatusRecord is one STATUS message.

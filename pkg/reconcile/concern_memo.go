@@ -34,7 +34,7 @@ type digestAt struct {
 func asRead(o Object, s events.Slice) (same, sameButDigest bool) {
 	prev, ok := o.Slices[s.Service]
 	if !ok || o.sliceSeq == 0 || prev.UID != s.UID || prev.Generation != s.Generation ||
-		prev.Released != s.Released || !bytes.Equal(prev.Status, s.Status) {
+		prev.Released != s.Released || !bytes.Equal(prev.Status, s.Status) || !bytes.Equal(prev.Record, s.Record) {
 		return false, false
 	}
 	return prev.Digest == s.Digest, prev.Digest != s.Digest

@@ -57,7 +57,11 @@ func paused(cfg Config, o Object, by string) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %s slice of %s: %v", events.ErrPermanent, cfg.Service, o.Ref, err)
 	}
-	return Result{Status: status, Released: prev.Released, generation: prev.Generation, answered: true}, nil
+	res := Result{Status: status, Released: prev.Released, generation: prev.Generation, answered: true}
+	if len(prev.Record) > 0 {
+		res.Record = prev.Record
+	}
+	return res, nil
 }
 
 // withPausedCondition returns the slice's status object with ReconcileReady False saying

@@ -66,6 +66,7 @@ func (o Object) released(service string) bool {
 // Result is the service's whole slice for the object.
 type Result struct {
 	Status   any  // this service's part of .status; nil for none
+	Record   any  // what the service notes for its next reconcile (events.Slice.Record); nil for none
 	Released bool // the service finished its deletion work
 	// Idle: nothing outside NATS concerns the service about the object yet (a VM that
 	// placement has not created in vCenter), so whatever would change its answer comes
@@ -84,10 +85,14 @@ type Result struct {
 // ReleasedKeeping is the Result of a service with nothing to undo for a deleted object:
 // its deletion work is done and its last report (prev, the service's own slice) stays.
 func ReleasedKeeping(prev events.Slice) Result {
-	if len(prev.Status) == 0 {
-		return Result{Released: true}
+	res := Result{Released: true}
+	if len(prev.Status) > 0 {
+		res.Status = prev.Status
 	}
-	return Result{Status: prev.Status, Released: true}
+	if len(prev.Record) > 0 {
+		res.Record = prev.Record
+	}
+	return res
 }
 
 // Func reconciles one object. It is called again for every change, so it must be
@@ -472,10 +477,15 @@ func publish(ctx context.Context, js jetstream.JetStream, cfg Config, o Object, 
 func sliceOf(cfg Config, o Object, res Result) (events.Slice, error) {
 	slice := events.Slice{Service: cfg.Service, UID: o.Meta.UID, Generation: cmp.Or(res.generation, o.Meta.Generation), Released: res.Released,
 		Digest: res.digest}
+	var err error
 	if res.Status != nil {
-		var err error
 		if slice.Status, err = json.Marshal(res.Status); err != nil {
 			return slice, fmt.Errorf("%w: encode status of %s: %v", events.ErrPermanent, o.Ref, err)
+		}
+	}
+	if res.Record != nil {
+		if slice.Record, err = json.Marshal(res.Record); err != nil {
+			return slice, fmt.Errorf("%w: encode record of %s: %v", events.ErrPermanent, o.Ref, err)
 		}
 	}
 	return slice, nil

@@ -105,10 +105,11 @@ type volumeReport struct {
 	detached bool // disks were removed
 }
 
-// sync brings the VM's managed volumes in line with spec.volumes and reports them; prev
-// is the service's last status, whose managed entries keep a disk attached while its
-// claim cannot be read. It returns the VM as it is afterwards.
-func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMachine, prev []model.VirtualMachineVolumeStatus,
+// sync brings the VM's managed volumes in line with spec.volumes and reports them;
+// reported are the disks the last report gave to spec.volumes entries (reportedDisks),
+// which keep a disk attached while its claim cannot be read. It returns the VM as it is
+// afterwards.
+func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMachine, reported map[string]string,
 	readClaim func(ctx context.Context, namespace, name string) (claim, error), vcVM *object.VirtualMachine, mvm mo.VirtualMachine) (volumeReport, mo.VirtualMachine, error) {
 	devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
 	want, err := a.resolve(ctx, ref, vm, readClaim, devices)
@@ -118,7 +119,7 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 	// The volumes to attach stay held until their disks are added, and those to detach
 	// until CNS records them detached, so that no other VM attaches a volume between its
 	// two steps (in ID order, so two VMs never wait for each other).
-	d := planDetach(devices, want, heldDisks(vm.Spec.Volumes, prev), reportedDisks(prev), mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
+	d := planDetach(devices, want, heldDisks(vm.Spec.Volumes, reported), reported, mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
 	held := slices.Clone(d.ids)
 	for _, w := range want {
 		if w.problem == "" && volumeDisk(devices, w.cns) == nil {
@@ -144,7 +145,7 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 // releasesHeld reports whether the report gives up a disk the previous one held for an
 // entry (heldDisks): the entry now names another claim.
 func releasesHeld(held map[string]string, spec []model.VirtualMachineVolume, rep []model.VirtualMachineVolumeStatus) bool {
-	now := heldDisks(spec, rep)
+	now := heldDisks(spec, specDisks(rep))
 	for disk := range held {
 		if _, ok := now[disk]; !ok {
 			return true
@@ -262,18 +263,6 @@ func planDetach(devices object.VirtualDeviceList, want []wantVolume, held, repor
 		}
 	}
 	return d
-}
-
-// reportedDisks are the disks the last report gave to entries of spec.volumes: disk UUID
-// → entry name.
-func reportedDisks(prev []model.VirtualMachineVolumeStatus) map[string]string {
-	out := map[string]string{}
-	for _, p := range prev {
-		if ofSpecVolume(p) && p.Attached && p.DiskUUID != "" {
-			out[p.DiskUUID] = p.Name
-		}
-	}
-	return out
 }
 
 // resolve reads each volume's claim and its CNS volume. CNS is asked only about volumes
@@ -444,10 +433,10 @@ func (a *attacher) holder(ctx context.Context, v cnsVolume, self types.ManagedOb
 	return "", nil
 }
 
-// heldDisks are the disks the last report gave to entries still in the spec: disk UUID →
-// entry name.
-func heldDisks(spec []model.VirtualMachineVolume, prev []model.VirtualMachineVolumeStatus) map[string]string {
-	out := reportedDisks(prev)
+// heldDisks are the reported disks (reportedDisks) of entries still in the spec: disk
+// UUID → entry name.
+func heldDisks(spec []model.VirtualMachineVolume, reported map[string]string) map[string]string {
+	out := maps.Clone(reported)
 	maps.DeleteFunc(out, func(_, name string) bool {
 		return !slices.ContainsFunc(spec, func(v model.VirtualMachineVolume) bool { return v.Name == name })
 	})

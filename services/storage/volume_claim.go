@@ -23,6 +23,7 @@ type claim struct {
 	shared    bool   // ReadWriteMany
 	requested int64  // spec.resources.requests.storage in bytes, 0 when absent
 	deleting  bool   // its deletion was asked: it keeps the VMs that have it, gains none
+	fromImage bool   // made by the registration of an image disk (annotationDiskBacking)
 	// owner is the VirtualMachine that controls the claim (an image disk's, instance
 	// storage's; no UID for none): the claim is that VM's alone.
 	owner metav1.OwnerReference
@@ -46,10 +47,11 @@ func (h *handler) readClaim(ctx context.Context, namespace, name string) (claim,
 		return claim{}, fmt.Errorf("%w: decode claim %s/%s: %v", events.ErrPermanent, namespace, name, err)
 	}
 	c := claim{
-		name:     name,
-		volumeID: pvc.Spec.VolumeName,
-		shared:   slices.Contains(pvc.Spec.AccessModes, model.AccessModeReadWriteMany),
-		deleting: pvc.DeletionTimestamp != nil,
+		name:      name,
+		volumeID:  pvc.Spec.VolumeName,
+		shared:    slices.Contains(pvc.Spec.AccessModes, model.AccessModeReadWriteMany),
+		deleting:  pvc.DeletionTimestamp != nil,
+		fromImage: pvc.Annotations[annotationDiskBacking] != "",
 	}
 	for _, ow := range pvc.OwnerReferences {
 		if kind, ok := kindOf(ow); ok && kind.Plural == "virtualmachines" && ow.Controller != nil && *ow.Controller {

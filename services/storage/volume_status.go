@@ -36,7 +36,7 @@ func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.V
 		case disk != nil:
 			rep.managed[disk.Key] = true
 			v = diskStatus(devices, disk, layout)
-			v.Name, v.Type = w.spec.Name, volumeType(w.spec.Name, v.DiskUUID)
+			v.Name, v.Type = w.spec.Name, w.volumeType(v.DiskUUID)
 			if w.claim.requested > 0 {
 				v.Requested = bytes(w.claim.requested)
 			}
@@ -63,19 +63,15 @@ func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.V
 	return rep
 }
 
-// volumeType is the type of the status.volumes entry of a spec.volumes entry named name
-// on the disk diskUUID: Classic for an image disk registered as a claim, whose entry the
-// registration named after the disk (seed, Volume Type in Status: the type tells where
-// the disk came from, not what backs it now), else Managed.
-func volumeType(name, diskUUID string) model.VolumeType {
-	if diskUUID != "" && name == imageDiskName(diskUUID) {
+// volumeType is the type of the entry's status.volumes entry on the disk diskUUID:
+// Classic for an image disk registered as a claim, whatever the entry is named (the
+// registration's disk-<uuid>, or the user's own, seed: Mapping spec.volumes to Image
+// Disks), since the type tells where the disk came from, not what backs it now (seed,
+// Volume Type in Status); else Managed. A registered claim says so (claim.fromImage); the
+// registration's name says it too while the claim cannot be read.
+func (w wantVolume) volumeType(diskUUID string) model.VolumeType {
+	if w.claim.fromImage || diskUUID != "" && w.spec.Name == imageDiskName(diskUUID) {
 		return model.VolumeTypeClassic
 	}
 	return model.VolumeTypeManaged
-}
-
-// ofSpecVolume reports whether a status.volumes entry stands for a spec.volumes entry:
-// a Managed one, or a registered image disk's.
-func ofSpecVolume(v model.VirtualMachineVolumeStatus) bool {
-	return v.Type == model.VolumeTypeManaged || v.Name == imageDiskName(v.DiskUUID)
 }

@@ -1,0 +1,62 @@
+package storage
+
+import (
+	"testing"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/inventory"
+	"github.com/vmop/vmop/pkg/inventory/deploytest"
+	"github.com/vmop/vmop/pkg/model"
+)
+
+// Image disks mapped by the user's own spec.volumes entries (seed, Mapping spec.volumes to
+// Image Disks) are Classic once registered, like the registration's disk-<uuid> entries
+// (seed, Volume Type in Status: the type tells where the disk came from), each reported
+// once under its entry's name and charged to its claim, not to status.storage. Removing
+// one of those entries detaches its disk, as for any image disk's entry.
+func TestPreMappedImageDisksAreClassic(t *testing.T) {
+	js := startService(t)
+	v := deploytest.NewVM("my-namespace", "pre-mapped-classic", model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
+		Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
+		Volumes: []model.VirtualMachineVolume{
+			{Name: "boot-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](0),
+				PersistentVolumeClaim: &model.PersistentVolumeClaimVolumeSource{ClaimName: "my-custom-boot-pvc"}},
+			{Name: "data-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](1)},
+		},
+	})
+	v.Put(t, js, false)
+	vcVM := v.Deploy(t, vc, js, inventory.MultiDiskImage)
+	v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
+		return c == "True"
+	})
+	v.Sync(t, js)
+	st := volumesVerified(t, js, v, "True")
+
+	if len(st.Volumes) != 2 {
+		t.Errorf("status.volumes %+v, want one entry per image disk", st.Volumes)
+	}
+	for _, name := range []string{"boot-disk", "data-disk"} {
+		vol := volumeStatus(st, name)
+		if vol == nil || vol.Type != model.VolumeTypeClassic || !vol.Attached {
+			t.Errorf("status.volumes entry %s: %+v, want an attached Classic entry", name, vol)
+		}
+	}
+	if st.Storage == nil || st.Storage.Requested == nil || !st.Storage.Requested.Disks.IsZero() {
+		t.Errorf("status.storage %+v, want no disks requested: the registered disks are their claims'", st.Storage)
+	}
+
+	v.Spec.Volumes = v.Spec.Volumes[:1]
+	v.Put(t, js, false)
+	st = volumesVerified(t, js, v, "True")
+	if disks := object.VirtualDeviceList(readTestVM(t, vcVM).Config.Hardware.Device).SelectByType((*types.VirtualDisk)(nil)); len(disks) != 1 {
+		t.Errorf("%d disks on the VM after data-disk was removed, want boot-disk's alone", len(disks))
+	}
+	if len(st.Volumes) != 1 || volumeStatus(st, "boot-disk") == nil {
+		t.Errorf("status.volumes %+v after data-disk was removed, want boot-disk's entry alone", st.Volumes)
+	}
+}
