@@ -80,15 +80,16 @@ func (c *claims) step(ctx context.Context, o reconcile.Object, claim *model.Pers
 		if problem != "" {
 			return report.pending(reasonProvisioningFailed, problem), nil
 		}
-		if class.VolumeBindingMode == model.VolumeBindingWaitForFirstConsumer {
-			// A VM naming the claim (a related change) brings it back here.
-			vms, err := c.consumers(ctx, o.Ref)
-			if err != nil {
-				return reconcile.Result{}, err
-			}
-			if len(vms) == 0 {
-				return report.waiting(), nil
-			}
+		// A VM naming the claim, or upgraded (a related change), brings it back here.
+		vms, err := vmsWithClaim(ctx, c.js, o.Ref)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if why := awaitedRegistration(vms, o.Ref.Name); why != "" {
+			return report.waitingFor(why), nil
+		}
+		if class.VolumeBindingMode == model.VolumeBindingWaitForFirstConsumer && len(vms) == 0 {
+			return report.waiting(), nil
 		}
 		return c.provision(ctx, o, claim, class, report)
 	}

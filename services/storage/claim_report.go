@@ -43,9 +43,13 @@ func (r *claimReport) condition(typ string, status metav1.ConditionStatus, reaso
 
 // waiting: the claim's class binds it once a VM names it, and none does yet.
 func (r claimReport) waiting() reconcile.Result {
+	return r.waitingFor("waiting for first consumer to be created before binding")
+}
+
+// waitingFor: the claim has no volume and waits for its consumer, as message says.
+func (r claimReport) waitingFor(message string) reconcile.Result {
 	r.status.Phase = model.ClaimPending
-	r.condition(conditionWaitForConsumer, metav1.ConditionTrue, conditionWaitForConsumer,
-		"waiting for first consumer to be created before binding")
+	r.condition(conditionWaitForConsumer, metav1.ConditionTrue, conditionWaitForConsumer, message)
 	return reconcile.Result{Status: r.status}
 }
 

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -298,18 +297,7 @@ func TestClaimVolumeKeptWhenRetainedOrItsClassIsGone(t *testing.T) {
 // VM names it; then it is provisioned and Bound.
 func TestClaimWaitsForFirstConsumer(t *testing.T) {
 	js := startService(t)
-	body, err := json.Marshal(map[string]any{
-		"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
-		"metadata":    map[string]any{"name": "late-binding", "uid": uuid.NewString()},
-		"provisioner": "csi.vsphere.vmware.com", "parameters": map[string]any{model.StoragePolicyIDParameter: classPolicy(t, "my-storage-class")},
-		"volumeBindingMode": model.VolumeBindingWaitForFirstConsumer,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := events.AppendSpec(t.Context(), js, events.Ref{Plural: "storageclasses", Name: "late-binding"}, events.OpPut, body, 0, nil); err != nil {
-		t.Fatal(err)
-	}
+	putLateBindingClass(t, js, "late-binding", classPolicy(t, "my-storage-class"))
 	c := newPVCFixture("late", "1Gi", "late-binding")
 	c.put(t, js)
 	_, st := c.wait(t, js, "Pending, waiting for a consumer", func(_ events.Slice, st model.PersistentVolumeClaimStatus) bool {

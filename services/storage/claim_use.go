@@ -49,11 +49,25 @@ func (c *claims) consumers(ctx context.Context, claim events.Ref) ([]string, err
 // vmsNaming are the names of the VMs of the claim's namespace whose spec.volumes name it,
 // read in one batch.
 func vmsNaming(ctx context.Context, js jetstream.JetStream, claim events.Ref) ([]string, error) {
+	vms, err := vmsWithClaim(ctx, js, claim)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(vms))
+	for i, vm := range vms {
+		out[i] = vm.Name
+	}
+	return out, nil
+}
+
+// vmsWithClaim are the VMs of the claim's namespace whose spec.volumes name it, read in
+// one batch.
+func vmsWithClaim(ctx context.Context, js jetstream.JetStream, claim events.Ref) ([]model.VirtualMachine, error) {
 	recs, err := events.LastSpecsIn(ctx, js, "virtualmachines", claim.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	var out []model.VirtualMachine
 	for _, rec := range recs {
 		if rec.Op != events.OpPut {
 			continue
@@ -63,10 +77,30 @@ func vmsNaming(ctx context.Context, js jetstream.JetStream, claim events.Ref) ([
 			return nil, fmt.Errorf("decode %s: %w", rec.Ref, err)
 		}
 		if slices.Contains(claimsNamed(vm), claim.Name) {
-			out = append(out, rec.Ref.Name)
+			vm.Name = rec.Ref.Name
+			out = append(out, vm)
 		}
 	}
 	return out, nil
+}
+
+// awaitedRegistration says which VM's registration the claim waits for, if any: a VM not
+// upgraded yet whose entry naming the claim is placed at a controller slot (type, bus and
+// unit) may find an image disk there, whose registration makes the disk the claim's
+// volume (register_adopt.go); a volume made for the claim meanwhile would be a second one.
+func awaitedRegistration(vms []model.VirtualMachine, claim string) string {
+	for _, vm := range vms {
+		if model.Upgraded(&vm, model.BuildVersion) {
+			continue
+		}
+		for _, v := range vm.Spec.Volumes {
+			if claimName(v) == claim && v.PersistentVolumeClaim != nil && v.ControllerType != "" && v.ControllerBusNumber != nil && v.UnitNumber != nil {
+				return fmt.Sprintf("waiting for VirtualMachine %s's image disks to be registered: its volume %s is at %s %d:%d, where an image disk "+
+					"becomes this claim's volume", vm.Name, v.Name, v.ControllerType, *v.ControllerBusNumber, *v.UnitNumber)
+			}
+		}
+	}
+	return ""
 }
 
 // ownersGone reports that the claim has owners and none of them exists any more (garbage

@@ -172,12 +172,23 @@ func (r *registrar) registerDisk(ctx context.Context, g registration, policyID s
 	if err != nil {
 		return "", err
 	}
-	if claim.live && !claim.ownedBy(string(g.vm.UID)) {
-		// Someone else's claim of that name: taking it as the disk's registration would
-		// put another volume in the image disk's place.
-		return fmt.Sprintf("claim %s for image disk %s exists and is not the VM's: a pre-mapped image disk's claim is made by its registration", g.claim, describeDisk(g.disk)), nil
-	}
-	if claim.live {
+	var user model.PersistentVolumeClaim
+	adopting := claim.live && !claim.ownedBy(string(g.vm.UID))
+	if adopting {
+		// The user's claim for the disk (register_adopt.go), under its own class's policy.
+		c, problem := adoptable(claim, g)
+		user = c
+		if problem != "" {
+			return problem, nil
+		}
+		if c.Spec.StorageClassName != nil && *c.Spec.StorageClassName != "" && *c.Spec.StorageClassName != g.class {
+			class, err := r.policyOf(ctx, *c.Spec.StorageClassName)
+			if err != nil || class.problem != "" {
+				return class.problem, err
+			}
+			policyID = class.policyID
+		}
+	} else if claim.live {
 		var c model.PersistentVolumeClaim
 		if err := json.Unmarshal(claim.body, &c); err != nil || c.Spec.VolumeName == "" {
 			return fmt.Sprintf("claim %s for image disk %s exists and is not bound: a pre-mapped image disk's claim is made by its registration", g.claim, describeDisk(g.disk)), nil
@@ -211,7 +222,12 @@ func (r *registrar) registerDisk(ctx context.Context, g registration, policyID s
 	if err != nil {
 		return "", err
 	}
-	if err := create(ctx, r.js, claim, g.persistentVolumeClaim(volumeID, r.now())); err != nil {
+	if adopting {
+		err = adopt(ctx, r.js, claim, user, g, volumeID)
+	} else {
+		err = create(ctx, r.js, claim, g.persistentVolumeClaim(volumeID, r.now()))
+	}
+	if err != nil {
 		return "", err
 	}
 	return "", r.reportDone(ctx, g, crv)

@@ -131,7 +131,6 @@ const registeredVolumeMode = model.VolumeModeBlock
 // persistentVolumeClaim is the claim of the registration, bound to the CNS volume: a
 // claim that arrives bound is never provisioned (it registers what exists).
 func (g registration) persistentVolumeClaim(volumeID string, now time.Time) model.PersistentVolumeClaim {
-	group := model.GroupVMOperator
 	class := g.class
 	return model.PersistentVolumeClaim{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
@@ -145,9 +144,15 @@ func (g registration) persistentVolumeClaim(volumeID string, now time.Time) mode
 			StorageClassName: &class,
 			VolumeName:       volumeID,
 			VolumeMode:       registeredVolumeMode,
-			DataSourceRef:    &model.TypedObjectReference{APIGroup: &group, Kind: "VirtualMachine", Name: g.vm.Name},
+			DataSourceRef:    g.dataSource(),
 		},
 	}
+}
+
+// dataSource is the data source of the registration's claim: the VM, whose disk it is.
+func (g registration) dataSource() *model.TypedObjectReference {
+	group := model.GroupVMOperator
+	return &model.TypedObjectReference{APIGroup: &group, Kind: "VirtualMachine", Name: g.vm.Name}
 }
 
 // create appends obj as the object's first live record, compare-and-swap on what read
