@@ -119,7 +119,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	class.ready(conds, problem, cdroms, "")
 	vols.condition(conds)
 	status.Conditions = conds.List()
-	return reconcile.Result{Status: status, Record: volumeRecord{Disks: specDisks(vols.volumes)}}, nil
+	return reconcile.Result{Status: status, Record: vols.record}, nil
 }
 
 // classCheck is the outcome of resolving spec.storageClass: a reason and message when it

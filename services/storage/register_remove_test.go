@@ -1,10 +1,13 @@
 package storage
 
 import (
+	"sync/atomic"
 	"testing"
 
 	cnstypes "github.com/vmware/govmomi/cns/types"
 	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -51,4 +54,33 @@ func TestRemovedImageDiskIsDetached(t *testing.T) {
 			t.Errorf("%s %s of the removed entry not deleted with its VM", plural, second.Name)
 		}
 	}
+}
+
+// A removal of an image disk's entry that vCenter refuses is tried again by a later pass:
+// the disk is remembered as leaving (volumeRecord) although no entry reports it any more.
+func TestRefusedImageDiskRemovalIsRetried(t *testing.T) {
+	js := startService(t)
+	v, vcVM, _ := registeredMultiDiskVM(t, js, "image-disk-refused")
+	v.Sync(t, js)
+	var refused atomic.Int32
+	vc.Sim.Intercept(func(_ *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+		if req, ok := m.Body.(*types.ReconfigVM_Task); ok && m.This == vcVM.Reference() && removesDevice(req.Spec) && refused.Add(1) == 1 {
+			return nil, &types.InvalidState{}
+		}
+		return nil, nil
+	})
+	t.Cleanup(func() { vc.Sim.Intercept(nil) })
+	v.Spec.Volumes = v.Spec.Volumes[:1]
+	v.Put(t, js, false)
+	volumesVerified(t, js, v, "True")
+	disks := func() int {
+		return len(object.VirtualDeviceList(readTestVM(t, vcVM).Config.Hardware.Device).SelectByType((*types.VirtualDisk)(nil)))
+	}
+	if refused.Load() != 1 || disks() != 2 {
+		t.Fatalf("%d removals refused, %d disks on the VM; want the first removal refused and both disks there", refused.Load(), disks())
+	}
+
+	v.Annotations["example.com/touched"] = "yes" // any change brings the VM back
+	v.Put(t, js, false)
+	waitFor(t, "the refused removal done by a later pass", func() bool { return disks() == 1 })
 }

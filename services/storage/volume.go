@@ -102,14 +102,14 @@ type volumeReport struct {
 	volumes  []model.VirtualMachineVolumeStatus
 	managed  map[int32]bool // device keys of the managed volumes' disks
 	problems []string
-	detached bool // disks were removed
+	detached bool         // disks were removed
+	record   volumeRecord // for the next pass
 }
 
-// sync brings the VM's managed volumes in line with spec.volumes and reports them;
-// reported are the disks the last report gave to spec.volumes entries (reportedDisks),
-// which keep a disk attached while its claim cannot be read. It returns the VM as it is
-// afterwards.
-func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMachine, reported map[string]string,
+// sync brings the VM's managed volumes in line with spec.volumes and reports them; prev
+// is the record of the last report (volumeRecord), whose entries' disks stay attached
+// while their claims cannot be read. It returns the VM as it is afterwards.
+func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMachine, prev volumeRecord,
 	readClaim func(ctx context.Context, namespace, name string) (claim, error), vcVM *object.VirtualMachine, mvm mo.VirtualMachine) (volumeReport, mo.VirtualMachine, error) {
 	devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
 	want, err := a.resolve(ctx, ref, vm, readClaim, devices)
@@ -119,7 +119,8 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 	// The volumes to attach stay held until their disks are added, and those to detach
 	// until CNS records them detached, so that no other VM attaches a volume between its
 	// two steps (in ID order, so two VMs never wait for each other).
-	d := planDetach(devices, want, heldDisks(vm.Spec.Volumes, reported), reported, mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
+	reported := prev.reported()
+	d := planDetach(devices, want, heldDisks(vm.Spec.Volumes, prev.Disks), reported, mvm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn)
 	held := slices.Clone(d.ids)
 	for _, w := range want {
 		if w.problem == "" && volumeDisk(devices, w.cns) == nil {
@@ -133,6 +134,9 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 		rep, mvm, err = a.apply(ctx, ref, want, d, vcVM, mvm)
 		return err
 	})
+	if err == nil {
+		rep.record = nextRecord(reported, rep.volumes, object.VirtualDeviceList(mvm.Config.Hardware.Device))
+	}
 	if err == nil && (rep.detached || releasesHeld(d.held, vm.Spec.Volumes, rep.volumes)) && a.later != nil {
 		// What this pass freed (a removed disk's unit; a held disk, which the next pass
 		// detaches) may be what another entry waits for, as when one volume replaces
@@ -433,8 +437,8 @@ func (a *attacher) holder(ctx context.Context, v cnsVolume, self types.ManagedOb
 	return "", nil
 }
 
-// heldDisks are the reported disks (reportedDisks) of entries still in the spec: disk
-// UUID → entry name.
+// heldDisks are the disks the last report gave to entries (volumeRecord.Disks) that are
+// still in the spec: disk UUID → entry name.
 func heldDisks(spec []model.VirtualMachineVolume, reported map[string]string) map[string]string {
 	out := maps.Clone(reported)
 	maps.DeleteFunc(out, func(_, name string) bool {
