@@ -85,7 +85,11 @@ func (c *claims) step(ctx context.Context, o reconcile.Object, claim *model.Pers
 		if err != nil {
 			return reconcile.Result{}, err
 		}
-		if why := awaitedRegistration(vms, o.Ref.Name); why != "" {
+		why, err := c.awaitedRegistration(ctx, vms, o.Ref.Name)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if why != "" {
 			return report.waitingFor(why), nil
 		}
 		if class.VolumeBindingMode == model.VolumeBindingWaitForFirstConsumer && len(vms) == 0 {

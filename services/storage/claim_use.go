@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -85,22 +86,63 @@ func vmsWithClaim(ctx context.Context, js jetstream.JetStream, claim events.Ref)
 }
 
 // awaitedRegistration says which VM's registration the claim waits for, if any: a VM not
-// upgraded yet whose entry naming the claim is placed at a controller slot (type, bus and
-// unit) may find an image disk there, whose registration makes the disk the claim's
-// volume (register_adopt.go); a volume made for the claim meanwhile would be a second one.
-func awaitedRegistration(vms []model.VirtualMachine, claim string) string {
+// upgraded yet whose entry naming the claim sits where its image has a disk (controller
+// type, bus and unit) registers that disk as the claim's volume (register_adopt.go); a
+// volume made for the claim meanwhile would be a second one. Until the image's disks are
+// known, any entry at a full controller slot may be one.
+func (c *claims) awaitedRegistration(ctx context.Context, vms []model.VirtualMachine, claim string) (string, error) {
 	for _, vm := range vms {
 		if model.Upgraded(&vm, model.BuildVersion) {
 			continue
 		}
 		for _, v := range vm.Spec.Volumes {
-			if claimName(v) == claim && v.PersistentVolumeClaim != nil && v.ControllerType != "" && v.ControllerBusNumber != nil && v.UnitNumber != nil {
-				return fmt.Sprintf("waiting for VirtualMachine %s's image disks to be registered: its volume %s is at %s %d:%d, where an image disk "+
-					"becomes this claim's volume", vm.Name, v.Name, v.ControllerType, *v.ControllerBusNumber, *v.UnitNumber)
+			if claimName(v) != claim || v.PersistentVolumeClaim == nil || v.ControllerType == "" || v.ControllerBusNumber == nil || v.UnitNumber == nil {
+				continue
 			}
+			disks, known, err := imageDisksOf(ctx, c.js, vm)
+			if err != nil {
+				return "", err
+			}
+			if known && !slices.ContainsFunc(disks, func(d model.VirtualMachineImageDiskInfo) bool {
+				return d.ControllerType == v.ControllerType && d.ControllerBusNumber != nil && *d.ControllerBusNumber == *v.ControllerBusNumber &&
+					d.UnitNumber != nil && *d.UnitNumber == *v.UnitNumber
+			}) {
+				continue // a new volume: the claim's own
+			}
+			where := "where its image has a disk"
+			if !known {
+				where = "where its image may have a disk (the image's disks are not known yet)"
+			}
+			return fmt.Sprintf("waiting for VirtualMachine %s's image disks to be registered: its volume %s is at %s %d:%d, %s, "+
+				"which becomes this claim's volume", vm.Name, v.Name, v.ControllerType, *v.ControllerBusNumber, *v.UnitNumber, where), nil
 		}
 	}
-	return ""
+	return "", nil
+}
+
+// imageDisksOf are the disks of the VM's image as the image's status lists them; known is
+// false while there is no such status.
+func imageDisksOf(ctx context.Context, js jetstream.JetStream, vm model.VirtualMachine) ([]model.VirtualMachineImageDiskInfo, bool, error) {
+	img := vm.Spec.Image
+	if img == nil || img.Name == "" {
+		return nil, true, nil // no image, no image disks
+	}
+	ref := events.Ref{Plural: pluralImages, Namespace: vm.Namespace, Name: img.Name}
+	if img.Kind == "ClusterVirtualMachineImage" {
+		ref = events.Ref{Plural: pluralClusterImages, Name: img.Name}
+	}
+	rec, err := events.LastStatus(ctx, js, ref, model.ServiceStorage)
+	if errors.Is(err, events.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read the status of %s: %w", ref, err)
+	}
+	var st model.VirtualMachineImageStatus
+	if err := json.Unmarshal(rec.Slice.Status, &st); err != nil {
+		return nil, false, nil // unreadable: as unknown
+	}
+	return st.Disks, true, nil
 }
 
 // ownersGone reports that the claim has owners and none of them exists any more (garbage

@@ -63,7 +63,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		class.ready(conds, "", "", "waiting for the VM to be created")
 		status.Conditions = conds.List()
 		// Placement's slice announces the VM, and storage classes are related objects.
-		return reconcile.Result{Status: status, Idle: true}, nil
+		return reconcile.Result{Status: status, Record: keptRecord(prev), Idle: true}, nil
 	}
 
 	mvm, vcVM, err := readVM(ctx, h.vc, placed, vm.Spec.InstanceUUID)
@@ -72,7 +72,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		// (or the resync) brings us back.
 		class.ready(conds, "", "", fmt.Sprintf("no VM with instance UUID %q in vCenter", vm.Spec.InstanceUUID))
 		status.Conditions = conds.List()
-		return reconcile.Result{Status: status}, nil
+		return reconcile.Result{Status: status, Record: keptRecord(prev)}, nil
 	}
 	if err != nil {
 		return reconcile.Result{}, err

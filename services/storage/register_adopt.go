@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -14,8 +15,8 @@ import (
 // Disks: "use specific, pre-created PVCs for image disks", the storage class "via the
 // PVC's storageClassName") becomes the disk's registration: the VM takes it over as it
 // would own a claim it made, and the disk is registered as its volume under the policy of
-// the claim's class. Only an unbound claim can be: a bound one has a volume of its own,
-// which is not the disk.
+// the claim's class. Only an unbound claim of the disk's access mode can be: a bound one
+// has a volume of its own, which is not the disk.
 
 // adoptable decodes the claim that an image disk's entry names and that the VM does not
 // own, and says why the registration cannot take it over, if it cannot.
@@ -31,6 +32,11 @@ func adoptable(claim owned, g registration) (model.PersistentVolumeClaim, string
 		return c, fmt.Sprintf("claim %s for image disk %s is bound to volume %s already: a claim made beforehand for an image disk "+
 			"must still be unbound (a storage class that binds WaitForFirstConsumer) for the disk to be registered as its volume",
 			g.claim, describeDisk(g.disk), c.Spec.VolumeName)
+	case !slices.Contains(c.Spec.AccessModes, g.disk.accessMode()):
+		// The disk is what it is: a shared (MultiWriter) disk needs a ReadWriteMany claim,
+		// any other one a ReadWriteOnce claim.
+		return c, fmt.Sprintf("claim %s for image disk %s asks for access modes %v, and the disk is %s", g.claim, describeDisk(g.disk),
+			c.Spec.AccessModes, g.disk.accessMode())
 	}
 	for _, ow := range c.OwnerReferences {
 		if ow.Controller != nil && *ow.Controller {

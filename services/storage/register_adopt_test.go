@@ -27,12 +27,18 @@ func TestPreCreatedClaimBecomesTheImageDisks(t *testing.T) {
 	putLateBindingClass(t, js, "late-encrypted", policy)
 	c := newPVCFixture("my-os-pvc", "1Gi", "late-encrypted")
 	c.put(t, js)
+	data := newPVCFixture("my-new-data-pvc", "1Gi", "late-encrypted")
+	data.put(t, js)
+	image := multiDiskImage(t, js)
 	v := deploytest.NewVM("my-namespace", "pre-created", model.VirtualMachineSpec{
 		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
+		Image:    &image,
 		Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
 		Volumes: []model.VirtualMachineVolume{
 			{Name: "os-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](0),
 				PersistentVolumeClaim: &model.PersistentVolumeClaimVolumeSource{ClaimName: c.Ref.Name}},
+			{Name: "new-data", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](5),
+				PersistentVolumeClaim: &model.PersistentVolumeClaimVolumeSource{ClaimName: data.Ref.Name}},
 		},
 	})
 	v.Put(t, js, false)
@@ -40,6 +46,8 @@ func TestPreCreatedClaimBecomesTheImageDisks(t *testing.T) {
 		return st.Phase == model.ClaimPending && len(st.Conditions) == 1 && strings.Contains(st.Conditions[0].Message, "registered")
 	})
 	t.Logf("before the VM exists: %s", st.Conditions[0].Message)
+	// Where the image has no disk, the entry is a new volume: its claim is provisioned.
+	data.waitBound(t, js)
 
 	v.Deploy(t, vc, js, inventory.MultiDiskImage)
 	v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
@@ -76,37 +84,64 @@ func TestPreCreatedClaimBecomesTheImageDisks(t *testing.T) {
 	}
 }
 
-// A claim made beforehand that has a volume of its own already (its class binds at once)
-// cannot become an image disk's: the registration says so and changes nothing.
-func TestBoundClaimIsNotAnImageDisks(t *testing.T) {
+// A claim made beforehand that cannot be the image disk's: one with a volume of its own
+// already (its class binds at once), one asking for another access mode than the disk's.
+// The registration says why and changes nothing of the claim.
+func TestClaimThatCannotBeTheImageDisks(t *testing.T) {
 	js := startService(t)
-	c := newPVCFixture("bound-before", "1Gi", "my-storage-class")
-	c.put(t, js)
-	c.waitBound(t, js)
-	_, was := c.stored(t, js)
-	v := deploytest.NewVM("my-namespace", "bound-claim", model.VirtualMachineSpec{
-		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
-		Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
-		Volumes: []model.VirtualMachineVolume{
-			{Name: "os-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](0),
-				PersistentVolumeClaim: &model.PersistentVolumeClaimVolumeSource{ClaimName: c.Ref.Name}},
-		},
-	})
-	v.Put(t, js, false)
-	v.Deploy(t, vc, js, inventory.MultiDiskImage)
-	_, st := v.WaitStatus(t, js, model.ServiceStorage, "the registration refused", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		_, reason := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
-		return reason == reasonRegistrationFailed
-	})
-	for _, cond := range st.Conditions {
-		if cond.Type == model.ConditionUnmanagedVolumesRegistered && !strings.Contains(cond.Message, "bound to volume") {
-			t.Errorf("registration condition %q, want why the claim cannot be the disk's", cond.Message)
-		}
+	putLateBindingClass(t, js, "late-binding-adopt", classPolicy(t, "my-storage-class"))
+	image := multiDiskImage(t, js)
+	tests := []struct {
+		name, claim, want string
+		setup             func(c *pvcFixture)
+	}{
+		{"bound", "bound-before", "bound to volume", func(c *pvcFixture) { c.put(t, js); c.waitBound(t, js) }},
+		{"access-mode", "shared-for-a-plain-disk", "access modes", func(c *pvcFixture) {
+			c.spec()["storageClassName"] = "late-binding-adopt"
+			c.spec()["accessModes"] = []any{string(model.AccessModeReadWriteMany)}
+			c.put(t, js)
+		}},
 	}
-	if _, pvc := c.stored(t, js); pvc.Spec.VolumeName != was.Spec.VolumeName || len(pvc.OwnerReferences) != 0 || pvc.Spec.DataSourceRef != nil {
-		t.Errorf("claim after the refusal: volume %q (was %q), owners %+v, dataSourceRef %+v; want it untouched",
-			pvc.Spec.VolumeName, was.Spec.VolumeName, pvc.OwnerReferences, pvc.Spec.DataSourceRef)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newPVCFixture(tt.claim, "1Gi", "my-storage-class")
+			tt.setup(c)
+			_, was := c.stored(t, js)
+			v := deploytest.NewVM("my-namespace", "refused-"+tt.name, model.VirtualMachineSpec{
+				ClassName: inventory.SeedClassName, StorageClass: "my-storage-class", Image: &image,
+				Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
+				Volumes: []model.VirtualMachineVolume{
+					{Name: "os-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](0),
+						PersistentVolumeClaim: &model.PersistentVolumeClaimVolumeSource{ClaimName: c.Ref.Name}},
+				},
+			})
+			v.Put(t, js, false)
+			v.Deploy(t, vc, js, inventory.MultiDiskImage)
+			_, st := v.WaitStatus(t, js, model.ServiceStorage, "the registration refused", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+				_, reason := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
+				return reason == reasonRegistrationFailed
+			})
+			for _, cond := range st.Conditions {
+				if cond.Type == model.ConditionUnmanagedVolumesRegistered && !strings.Contains(cond.Message, tt.want) {
+					t.Errorf("registration condition %q, want why the claim cannot be the disk's (%s)", cond.Message, tt.want)
+				}
+			}
+			if _, pvc := c.stored(t, js); pvc.Spec.VolumeName != was.Spec.VolumeName || len(pvc.OwnerReferences) != 0 || pvc.Spec.DataSourceRef != nil {
+				t.Errorf("claim after the refusal: volume %q (was %q), owners %+v, dataSourceRef %+v; want it untouched",
+					pvc.Spec.VolumeName, was.Spec.VolumeName, pvc.OwnerReferences, pvc.Spec.DataSourceRef)
+			}
+		})
 	}
+}
+
+// multiDiskImage stores my-namespace's image of the multi-disk item and returns it once
+// the service has published its disks.
+func multiDiskImage(t *testing.T, js jetstream.JetStream) model.ImageRef {
+	t.Helper()
+	image := seedImage(t, js, "VirtualMachineImage", inventory.MultiDiskImage)
+	waitImage(t, js, events.Ref{Plural: pluralImages, Namespace: "my-namespace", Name: image.Name}, "its disks",
+		func(st model.VirtualMachineImageStatus) bool { return len(st.Disks) > 0 })
+	return image
 }
 
 // putLateBindingClass stores a StorageClass named name that binds WaitForFirstConsumer,
