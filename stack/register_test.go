@@ -146,3 +146,69 @@ func tableRow(table, name string) string {
 	}
 	return ""
 }
+
+// The seed's Multi-Disk Image Example of Mapping spec.volumes to Image Disks, with the
+// claims made beforehand ("use specific, pre-created PVCs", the class chosen "via the PVC's
+// storageClassName"): the claims, of a class that binds WaitForFirstConsumer, wait for the
+// VM's registration, which registers each image disk as its claim's volume; both entries
+// are Classic (Volume Type in Status) and the claims are the VM's.
+func TestKubectlPreCreatedImageDiskClaims(t *testing.T) {
+	s := startStack(t)
+	const ns = "my-namespace"
+	policy := s.kubectl("get", "storageclass", "my-storage-class", "-o", "jsonpath={.parameters.storagePolicyID}")
+	manifests := "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: my-storage-class-latebinding\n" +
+		"provisioner: csi.vsphere.vmware.com\nvolumeBindingMode: WaitForFirstConsumer\nparameters:\n  storagePolicyID: " + policy + "\n"
+	for _, claim := range []string{"my-os-pvc", "my-data-pvc"} {
+		manifests += "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: " + claim +
+			"\nspec:\n  accessModes: [ReadWriteOnce]\n  storageClassName: my-storage-class-latebinding\n  resources:\n    requests:\n      storage: 1Gi\n"
+	}
+	if out, err := s.kubectlCtx(t.Context(), []byte(manifests), "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("apply the class and claims: %v\n%s", err, out)
+	}
+	// The seed's example, with the class and storage class every VM names.
+	vm := `apiVersion: vmoperator.vmware.com/v1alpha5
+kind: VirtualMachine
+metadata:
+  name: my-vm
+spec:
+  className: my-vm-class
+  storageClass: my-storage-class
+  imageName: multi-disk-image
+  volumes:
+  # Map to boot disk (SCSI 0:0)
+  - name: os-disk
+    controllerType: SCSI
+    controllerBusNumber: 0
+    unitNumber: 0
+    persistentVolumeClaim:
+      claimName: my-os-pvc
+  # Map to data disk (SCSI 0:1)  
+  - name: data-disk
+    controllerType: SCSI
+    controllerBusNumber: 0
+    unitNumber: 1
+    persistentVolumeClaim:
+      claimName: my-data-pvc
+`
+	if out, err := s.kubectlCtx(t.Context(), []byte(vm), "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("apply the VM: %v\n%s", err, out)
+	}
+	waitFor(t, 3*time.Minute, "the image disks registered", func() bool {
+		out, err := s.kubectlErr("get", "vm", "my-vm", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="VirtualMachineUnmanagedVolumesRegistered")].status}`)
+		return err == nil && out == "True"
+	})
+	claims := s.kubectl("get", "pvc", "-n", ns)
+	t.Logf("kubectl get pvc:\n%s", claims)
+	for _, claim := range []string{"my-os-pvc", "my-data-pvc"} {
+		if row := tableRow(claims, claim); !strings.Contains(row, "Bound") || !strings.Contains(row, "my-storage-class-latebinding") {
+			t.Errorf("claim %s: %q, want Bound in its own class", claim, row)
+		}
+		if owner := s.kubectl("get", "pvc", claim, "-n", ns, "-o", "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.spec.dataSourceRef.name}"); owner != "VirtualMachine/my-vm/my-vm" {
+			t.Errorf("claim %s owner/dataSourceRef %q, want the VM's", claim, owner)
+		}
+	}
+	waitFor(t, time.Minute, "both entries reported", func() bool {
+		out, err := s.kubectlErr("get", "vm", "my-vm", "-n", ns, "-o", `jsonpath={range .status.volumes[*]}{.name}={.type}/{.attached} {end}`)
+		return err == nil && out == "os-disk=Classic/true data-disk=Classic/true "
+	})
+}
