@@ -110,7 +110,11 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	observed := observe(mvm, vols.volumes, vols.managed)
+	claimed, err := h.registeredClassic(ctx, &vm, mvm, vols.managed)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	observed := observe(mvm, vols.volumes, vols.managed, claimed)
 	status.Volumes = observed.volumes
 	nameCdroms(observed.controllers, vm.Spec.Hardware)
 	status.Hardware = &model.VirtualMachineHardwareStatus{Controllers: observed.controllers}

@@ -24,14 +24,17 @@ type observation struct {
 }
 
 // observe reports the VM's disks other than the managed ones (device keys) as Classic
-// volumes after the managed volumes, and the storage accounting of the Classic ones.
-func observe(vm mo.VirtualMachine, managed []model.VirtualMachineVolumeStatus, managedDisks map[int32]bool) observation {
+// volumes after the managed volumes, and the storage accounting of the Classic ones but
+// those a claim charges already (claimed, disk UUIDs).
+func observe(vm mo.VirtualMachine, managed []model.VirtualMachineVolumeStatus, managedDisks map[int32]bool, claimed map[string]bool) observation {
 	devices := object.VirtualDeviceList(vm.Config.Hardware.Device)
 	classic := classicVolumes(devices, vm.LayoutEx, managedDisks)
 	return observation{
 		volumes:     append(slices.Clone(managed), classic...),
 		controllers: controllers(devices),
-		storage:     usage(classic, vm.LayoutEx),
+		storage: usage(slices.DeleteFunc(slices.Clone(classic), func(v model.VirtualMachineVolumeStatus) bool {
+			return claimed[v.DiskUUID]
+		}), vm.LayoutEx),
 	}
 }
 
