@@ -23,7 +23,9 @@ type claim struct {
 	shared    bool   // ReadWriteMany
 	requested int64  // spec.resources.requests.storage in bytes, 0 when absent
 	deleting  bool   // its deletion was asked: it keeps the VMs that have it, gains none
-	fromImage bool   // made by the registration of an image disk (annotationDiskBacking)
+	// fromImage: registered from an image disk of the VM that owns the claim (the disk's
+	// backing annotation, and the VM as the data source).
+	fromImage bool
 	// owner is the VirtualMachine that controls the claim (an image disk's, instance
 	// storage's; no UID for none): the claim is that VM's alone.
 	owner metav1.OwnerReference
@@ -47,17 +49,18 @@ func (h *handler) readClaim(ctx context.Context, namespace, name string) (claim,
 		return claim{}, fmt.Errorf("%w: decode claim %s/%s: %v", events.ErrPermanent, namespace, name, err)
 	}
 	c := claim{
-		name:      name,
-		volumeID:  pvc.Spec.VolumeName,
-		shared:    slices.Contains(pvc.Spec.AccessModes, model.AccessModeReadWriteMany),
-		deleting:  pvc.DeletionTimestamp != nil,
-		fromImage: pvc.Annotations[annotationDiskBacking] != "",
+		name:     name,
+		volumeID: pvc.Spec.VolumeName,
+		shared:   slices.Contains(pvc.Spec.AccessModes, model.AccessModeReadWriteMany),
+		deleting: pvc.DeletionTimestamp != nil,
 	}
 	for _, ow := range pvc.OwnerReferences {
 		if kind, ok := kindOf(ow); ok && kind.Plural == "virtualmachines" && ow.Controller != nil && *ow.Controller {
 			c.owner = ow
 		}
 	}
+	ds := pvc.Spec.DataSourceRef
+	c.fromImage = pvc.Annotations[annotationDiskBacking] != "" && ds != nil && ds.Kind == "VirtualMachine" && c.owner.UID != "" && ds.Name == c.owner.Name
 	if r := pvc.Spec.Resources; r != nil {
 		if q, ok := r.Requests["storage"]; ok {
 			c.requested = q.Value()
