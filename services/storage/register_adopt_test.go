@@ -30,17 +30,7 @@ func TestPreCreatedClaimBecomesTheImageDisks(t *testing.T) {
 	data := newPVCFixture("my-new-data-pvc", "1Gi", "late-encrypted")
 	data.put(t, js)
 	image := multiDiskImage(t, js)
-	v := deploytest.NewVM("my-namespace", "pre-created", model.VirtualMachineSpec{
-		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
-		Image:    &image,
-		Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
-		Volumes: []model.VirtualMachineVolume{
-			{Name: "os-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](0),
-				PersistentVolumeClaim: &model.PersistentVolumeClaimVolumeSource{ClaimName: c.Ref.Name}},
-			{Name: "new-data", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](5),
-				PersistentVolumeClaim: &model.PersistentVolumeClaimVolumeSource{ClaimName: data.Ref.Name}},
-		},
-	})
+	v := imageDiskVM("pre-created", &image, atSCSI0("os-disk", 0, c.Ref.Name), atSCSI0("new-data", 5, data.Ref.Name))
 	v.Put(t, js, false)
 	_, st := c.wait(t, js, "waiting for the VM's registration", func(_ events.Slice, st model.PersistentVolumeClaimStatus) bool {
 		return st.Phase == model.ClaimPending && len(st.Conditions) == 1 && strings.Contains(st.Conditions[0].Message, "registered")
@@ -107,14 +97,7 @@ func TestClaimThatCannotBeTheImageDisks(t *testing.T) {
 			c := newPVCFixture(tt.claim, "1Gi", "my-storage-class")
 			tt.setup(c)
 			_, was := c.stored(t, js)
-			v := deploytest.NewVM("my-namespace", "refused-"+tt.name, model.VirtualMachineSpec{
-				ClassName: inventory.SeedClassName, StorageClass: "my-storage-class", Image: &image,
-				Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
-				Volumes: []model.VirtualMachineVolume{
-					{Name: "os-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](0),
-						PersistentVolumeClaim: &model.PersistentVolumeClaimVolumeSource{ClaimName: c.Ref.Name}},
-				},
-			})
+			v := imageDiskVM("refused-"+tt.name, &image, atSCSI0("os-disk", 0, c.Ref.Name))
 			v.Put(t, js, false)
 			v.Deploy(t, vc, js, inventory.MultiDiskImage)
 			_, st := v.WaitStatus(t, js, model.ServiceStorage, "the registration refused", func(_ events.Slice, st model.VirtualMachineStatus) bool {

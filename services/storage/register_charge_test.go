@@ -19,15 +19,7 @@ func TestStuckRegistrationChargesEachDiskOnce(t *testing.T) {
 	c := newPVCFixture("bound-data-before", "1Gi", "my-storage-class")
 	c.put(t, js)
 	c.waitBound(t, js)
-	v := deploytest.NewVM("my-namespace", "stuck-registration", model.VirtualMachineSpec{
-		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class", Image: &image,
-		Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
-		Volumes: []model.VirtualMachineVolume{
-			{Name: "os-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](0)},
-			{Name: "data-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](1),
-				PersistentVolumeClaim: &model.PersistentVolumeClaimVolumeSource{ClaimName: c.Ref.Name}},
-		},
-	})
+	v := imageDiskVM("stuck-registration", &image, atSCSI0("os-disk", 0, ""), atSCSI0("data-disk", 1, c.Ref.Name))
 	v.Put(t, js, false)
 	v.Deploy(t, vc, js, inventory.MultiDiskImage)
 	_, st := v.WaitStatus(t, js, model.ServiceStorage, "the registration refused, the first disk's claim made", func(_ events.Slice, st model.VirtualMachineStatus) bool {

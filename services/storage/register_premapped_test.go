@@ -19,15 +19,7 @@ import (
 // one of those entries detaches its disk, as for any image disk's entry.
 func TestPreMappedImageDisksAreClassic(t *testing.T) {
 	js := startService(t)
-	v := deploytest.NewVM("my-namespace", "pre-mapped-classic", model.VirtualMachineSpec{
-		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
-		Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
-		Volumes: []model.VirtualMachineVolume{
-			{Name: "boot-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](0),
-				PersistentVolumeClaim: &model.PersistentVolumeClaimVolumeSource{ClaimName: "my-custom-boot-pvc"}},
-			{Name: "data-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](1)},
-		},
-	})
+	v := imageDiskVM("pre-mapped-classic", nil, atSCSI0("boot-disk", 0, "my-custom-boot-pvc"), atSCSI0("data-disk", 1, ""))
 	v.Put(t, js, false)
 	vcVM := v.Deploy(t, vc, js, inventory.MultiDiskImage)
 	v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
@@ -59,4 +51,23 @@ func TestPreMappedImageDisksAreClassic(t *testing.T) {
 	if len(st.Volumes) != 1 || volumeStatus(st, "boot-disk") == nil {
 		t.Errorf("status.volumes %+v after data-disk was removed, want boot-disk's entry alone", st.Volumes)
 	}
+}
+
+// imageDiskVM is a VM in my-namespace of the seed's class and storage class, with the
+// multi-disk image's ParaVirtual controller, image (nil for none) and volumes.
+func imageDiskVM(name string, image *model.ImageRef, volumes ...model.VirtualMachineVolume) *deploytest.VM {
+	return deploytest.NewVM("my-namespace", name, model.VirtualMachineSpec{
+		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class", Image: image,
+		Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
+		Volumes:  volumes,
+	})
+}
+
+// atSCSI0 is a volume entry at unit of SCSI controller 0, naming claim unless it is "".
+func atSCSI0(name string, unit int32, claim string) model.VirtualMachineVolume {
+	v := model.VirtualMachineVolume{Name: name, ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr(unit)}
+	if claim != "" {
+		v.PersistentVolumeClaim = &model.PersistentVolumeClaimVolumeSource{ClaimName: claim}
+	}
+	return v
 }

@@ -273,15 +273,7 @@ func lastSeq(t *testing.T, js jetstream.JetStream, ref events.Ref) uint64 {
 // first-class disk and one CNS volume per file.
 func TestPreMappedAndInterruptedRegistration(t *testing.T) {
 	js := startService(t)
-	v := deploytest.NewVM("my-namespace", "pre-mapped", model.VirtualMachineSpec{
-		ClassName: inventory.SeedClassName, StorageClass: "my-storage-class",
-		Hardware: hardware(model.SCSIControllerSpec{BusNumber: 0, Type: model.SCSIControllerTypeParaVirtual}),
-		Volumes: []model.VirtualMachineVolume{
-			{Name: "os-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](0),
-				PersistentVolumeClaim: &model.PersistentVolumeClaimVolumeSource{ClaimName: "my-os-pvc"}},
-			{Name: "data-disk", ControllerType: model.ControllerTypeSCSI, ControllerBusNumber: ptr[int32](0), UnitNumber: ptr[int32](1)},
-		},
-	})
+	v := imageDiskVM("pre-mapped", nil, atSCSI0("os-disk", 0, "my-os-pvc"), atSCSI0("data-disk", 1, ""))
 	v.Put(t, js, false)
 	vcVM, err := vc.Deploy(t.Context(), inventory.MultiDiskImage, v.Ref.Name, v.Spec.InstanceUUID, v.Ref, v.UID)
 	if err != nil {
