@@ -172,29 +172,25 @@ func (r *registrar) registerDisk(ctx context.Context, g registration, policyID s
 	if err != nil {
 		return "", err
 	}
-	var user model.PersistentVolumeClaim
-	adopting := claim.live && !claim.ownedBy(string(g.vm.UID))
-	if adopting {
-		// The user's claim for the disk (register_adopt.go), under its own class's policy.
+	var user *model.PersistentVolumeClaim // a claim made beforehand, which the registration takes over
+	if claim.live {
 		c, problem := adoptable(claim, g)
-		user = c
+		if registeredAs(c, g) {
+			// Registered before; a crash may have come between the claim and the reports.
+			return "", r.reportDone(ctx, g, crv)
+		}
 		if problem != "" {
 			return problem, nil
 		}
-		if c.Spec.StorageClassName != nil && *c.Spec.StorageClassName != "" && *c.Spec.StorageClassName != g.class {
-			class, err := r.policyOf(ctx, *c.Spec.StorageClassName)
-			if err != nil || class.problem != "" {
-				return class.problem, err
+		if class := c.Spec.StorageClassName; class != nil && *class != "" && *class != g.class {
+			// The claim's class, not the VM's, is the disk's policy (register_adopt.go).
+			p, err := r.policyOf(ctx, *class)
+			if err != nil || p.problem != "" {
+				return p.problem, err
 			}
-			policyID = class.policyID
+			policyID = p.policyID
 		}
-	} else if claim.live {
-		var c model.PersistentVolumeClaim
-		if err := json.Unmarshal(claim.body, &c); err != nil || c.Spec.VolumeName == "" {
-			return fmt.Sprintf("claim %s for image disk %s exists and is not bound: a pre-mapped image disk's claim is made by its registration", g.claim, describeDisk(g.disk)), nil
-		}
-		// Registered before; a crash may have come between the claim and the reports.
-		return "", r.reportDone(ctx, g, crv)
+		user = &c
 	}
 	if crv.live && !crv.ownedBy(string(g.vm.UID)) {
 		return fmt.Sprintf("CnsRegisterVolume %s exists and is not the VM's", g.claim), nil
@@ -222,8 +218,8 @@ func (r *registrar) registerDisk(ctx context.Context, g registration, policyID s
 	if err != nil {
 		return "", err
 	}
-	if adopting {
-		err = adopt(ctx, r.js, claim, user, g, volumeID)
+	if user != nil {
+		err = adopt(ctx, r.js, claim, *user, g, volumeID)
 	} else {
 		err = create(ctx, r.js, claim, g.persistentVolumeClaim(volumeID, r.now()))
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vmop/vmop/pkg/model"
 )
@@ -18,8 +19,16 @@ import (
 // the claim's class. Only an unbound claim of the disk's access mode can be: a bound one
 // has a volume of its own, which is not the disk.
 
-// adoptable decodes the claim that an image disk's entry names and that the VM does not
-// own, and says why the registration cannot take it over, if it cannot.
+// registeredAs reports whether the claim is the disk's registration already: bound, the
+// VM its data source and owner.
+func registeredAs(c model.PersistentVolumeClaim, g registration) bool {
+	ds := c.Spec.DataSourceRef
+	return c.Spec.VolumeName != "" && ds != nil && ds.Kind == "VirtualMachine" && ds.Name == g.vm.Name &&
+		slices.ContainsFunc(c.OwnerReferences, func(ow metav1.OwnerReference) bool { return ow.UID == g.vm.UID })
+}
+
+// adoptable decodes the claim that an image disk's entry names, which is not its
+// registration yet, and says why the registration cannot take it over, if it cannot.
 func adoptable(claim owned, g registration) (model.PersistentVolumeClaim, string) {
 	var c model.PersistentVolumeClaim
 	if err := json.Unmarshal(claim.body, &c); err != nil {
@@ -39,7 +48,7 @@ func adoptable(claim owned, g registration) (model.PersistentVolumeClaim, string
 			c.Spec.AccessModes, g.disk.accessMode())
 	}
 	for _, ow := range c.OwnerReferences {
-		if ow.Controller != nil && *ow.Controller {
+		if ow.Controller != nil && *ow.Controller && ow.UID != g.vm.UID {
 			return c, fmt.Sprintf("claim %s for image disk %s is controlled by %s %s", g.claim, describeDisk(g.disk), ow.Kind, ow.Name)
 		}
 	}
@@ -56,6 +65,10 @@ func adopt(ctx context.Context, js jetstream.JetStream, claim owned, c model.Per
 	return editRecord(ctx, js, claim.ref, claim.body, claim.seq, "register image disk "+describeDisk(g.disk)+" as", func(obj map[string]any) error {
 		meta := obj["metadata"].(map[string]any) // editRecord checked it
 		owners, _ := meta["ownerReferences"].([]any)
+		owners = slices.DeleteFunc(owners, func(ow any) bool { // the VM owns it once, as its controller
+			m, _ := ow.(map[string]any)
+			return m["uid"] == string(g.vm.UID)
+		})
 		meta["ownerReferences"] = append(owners, ownerOf(g.vm))
 		setKey(meta, "labels", labelVMName, g.vm.Name)
 		setKey(meta, "annotations", annotationDiskBacking, string(g.disk.kind))
