@@ -74,6 +74,28 @@ func TestPreCreatedClaimBecomesTheImageDisks(t *testing.T) {
 	}
 }
 
+// A claim made beforehand that names the VM as a plain owner already is taken over all the
+// same, the VM then its controller, once.
+func TestPreCreatedClaimOwnedByTheVM(t *testing.T) {
+	js := startService(t)
+	putLateBindingClass(t, js, "late-owned", classPolicy(t, "my-storage-class"))
+	image := multiDiskImage(t, js)
+	c := newPVCFixture("owned-before", "1Gi", "late-owned")
+	v := imageDiskVM("owns-its-claim", &image, atSCSI0("data-disk", 1, c.Ref.Name))
+	v.Put(t, js, false)
+	c.ownedBy(map[string]any{"apiVersion": "vmoperator.vmware.com/v1alpha5", "kind": "VirtualMachine", "name": v.Ref.Name, "uid": v.UID})
+	c.put(t, js)
+	v.Deploy(t, vc, js, inventory.MultiDiskImage)
+	c.waitBound(t, js)
+	_, pvc := c.stored(t, js)
+	if owners := pvc.OwnerReferences; len(owners) != 1 || string(owners[0].UID) != v.UID || owners[0].Controller == nil || !*owners[0].Controller {
+		t.Errorf("owners %+v, want the VM once, as controller", owners)
+	}
+	if ds := pvc.Spec.DataSourceRef; ds == nil || ds.Name != v.Ref.Name {
+		t.Errorf("dataSourceRef %+v, want the VM", ds)
+	}
+}
+
 // A claim made beforehand that cannot be the image disk's: one with a volume of its own
 // already (its class binds at once), one asking for another access mode than the disk's.
 // The registration says why and changes nothing of the claim.
