@@ -104,8 +104,8 @@ func (c *claims) awaitedRegistration(ctx context.Context, vms []model.VirtualMac
 				return "", err
 			}
 			if known && !slices.ContainsFunc(disks, func(d model.VirtualMachineImageDiskInfo) bool {
-				return d.ControllerType == v.ControllerType && d.ControllerBusNumber != nil && *d.ControllerBusNumber == *v.ControllerBusNumber &&
-					d.UnitNumber != nil && *d.UnitNumber == *v.UnitNumber
+				placed := d.ControllerType != "" && d.ControllerBusNumber != nil && d.UnitNumber != nil
+				return !placed || d.ControllerType == v.ControllerType && *d.ControllerBusNumber == *v.ControllerBusNumber && *d.UnitNumber == *v.UnitNumber
 			}) {
 				continue // a new volume: the claim's own
 			}
@@ -120,8 +120,9 @@ func (c *claims) awaitedRegistration(ctx context.Context, vms []model.VirtualMac
 	return "", nil
 }
 
-// imageDisksOf are the disks of the VM's image as the image's status lists them; known is
-// false while there is no such status.
+// imageDisksOf are the disks of the VM's image as the image's status lists them (a disk
+// without its full placement may be at any slot); known is false until the status of the
+// image as it is now says it is Ready.
 func imageDisksOf(ctx context.Context, js jetstream.JetStream, vm model.VirtualMachine) ([]model.VirtualMachineImageDiskInfo, bool, error) {
 	img := vm.Spec.Image
 	if img == nil || img.Name == "" {
@@ -131,6 +132,11 @@ func imageDisksOf(ctx context.Context, js jetstream.JetStream, vm model.VirtualM
 	if img.Kind == "ClusterVirtualMachineImage" {
 		ref = events.Ref{Plural: pluralClusterImages, Name: img.Name}
 	}
+	var head struct{ Metadata metav1.ObjectMeta }
+	found, err := reconcile.LastSpecOf(ctx, js, ref, &head)
+	if err != nil || !found {
+		return nil, false, err
+	}
 	rec, err := events.LastStatus(ctx, js, ref, model.ServiceStorage)
 	if errors.Is(err, events.ErrNotFound) {
 		return nil, false, nil
@@ -139,8 +145,8 @@ func imageDisksOf(ctx context.Context, js jetstream.JetStream, vm model.VirtualM
 		return nil, false, fmt.Errorf("read the status of %s: %w", ref, err)
 	}
 	var st model.VirtualMachineImageStatus
-	if err := json.Unmarshal(rec.Slice.Status, &st); err != nil {
-		return nil, false, nil // unreadable: as unknown
+	if rec.Slice.UID != string(head.Metadata.UID) || json.Unmarshal(rec.Slice.Status, &st) != nil || !reconcile.IsTrue(st.Conditions, model.ConditionReady) {
+		return nil, false, nil // another image's of that name, unreadable or not ready: as unknown
 	}
 	return st.Disks, true, nil
 }

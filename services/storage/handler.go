@@ -114,6 +114,9 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	for disk := range vols.record.Leaving {
+		claimed[disk] = true // a removed entry's disk still attached: its claim charges it
+	}
 	observed := observe(mvm, vols.volumes, vols.managed, claimed)
 	status.Volumes = observed.volumes
 	nameCdroms(observed.controllers, vm.Spec.Hardware)

@@ -20,11 +20,14 @@ import (
 // has a volume of its own, which is not the disk.
 
 // registeredAs reports whether the claim is the disk's registration already: bound, the
-// VM its data source and owner.
+// VM its data source and controller, the disk's backing annotated, as a registration
+// writes it.
 func registeredAs(c model.PersistentVolumeClaim, g registration) bool {
 	ds := c.Spec.DataSourceRef
-	return c.Spec.VolumeName != "" && ds != nil && ds.Kind == "VirtualMachine" && ds.Name == g.vm.Name &&
-		slices.ContainsFunc(c.OwnerReferences, func(ow metav1.OwnerReference) bool { return ow.UID == g.vm.UID })
+	return c.Spec.VolumeName != "" && c.Annotations[annotationDiskBacking] != "" && ds != nil && ds.Kind == "VirtualMachine" && ds.Name == g.vm.Name &&
+		slices.ContainsFunc(c.OwnerReferences, func(ow metav1.OwnerReference) bool {
+			return ow.UID == g.vm.UID && ow.Controller != nil && *ow.Controller
+		})
 }
 
 // adoptable decodes the claim that an image disk's entry names, which is not its

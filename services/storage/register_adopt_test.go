@@ -74,6 +74,28 @@ func TestPreCreatedClaimBecomesTheImageDisks(t *testing.T) {
 	}
 }
 
+// While the VM's image is not ready (its item not found), its disks are not known: a claim
+// at a full slot waits for the registration rather than taking a volume of its own, which
+// the registration would then have to refuse.
+func TestPreCreatedClaimWaitsWhileTheImageIsNotReady(t *testing.T) {
+	js := startService(t)
+	putLateBindingClass(t, js, "late-unknown", classPolicy(t, "my-storage-class"))
+	missing := putImage(t, js, "vmi-not-ready", map[string]any{
+		"apiVersion": "imageregistry.vmware.com/v1alpha1", "kind": "ContentLibraryItem", "name": "clitem-00000000000000000",
+	})
+	waitImage(t, js, missing, "Ready False", func(st model.VirtualMachineImageStatus) bool { return ready(st) == "False" })
+	c := newPVCFixture("for-an-unknown-disk", "1Gi", "late-unknown")
+	c.put(t, js)
+	v := imageDiskVM("image-not-ready", &model.ImageRef{Kind: "VirtualMachineImage", Name: missing.Name}, atSCSI0("os-disk", 0, c.Ref.Name))
+	v.Put(t, js, false)
+	_, st := c.wait(t, js, "waiting for the VM's registration", func(_ events.Slice, st model.PersistentVolumeClaimStatus) bool {
+		return len(st.Conditions) == 1 && strings.Contains(st.Conditions[0].Message, "not known yet")
+	})
+	if st.Phase != model.ClaimPending {
+		t.Errorf("phase %s, want Pending", st.Phase)
+	}
+}
+
 // A claim made beforehand that names the VM as a plain owner already is taken over all the
 // same, the VM then its controller, once.
 func TestPreCreatedClaimOwnedByTheVM(t *testing.T) {

@@ -18,11 +18,11 @@ import (
 // finish (another disk's failed) leaves them so until it does. Their claims charge them
 // (quota counts claims), so the VM's status.storage does not.
 func (h *handler) registeredClassic(ctx context.Context, vm *model.VirtualMachine, mvm mo.VirtualMachine, managed map[int32]bool) (map[string]bool, error) {
+	out := map[string]bool{}
 	if model.Upgraded(vm, model.BuildVersion) {
-		return nil, nil // every image disk's entry names its claim
+		return out, nil // every image disk's entry names its claim
 	}
 	devices := object.VirtualDeviceList(mvm.Config.Hardware.Device)
-	out := map[string]bool{}
 	for _, dev := range devices.SelectByType((*types.VirtualDisk)(nil)) {
 		s, ok := deviceSlot(devices, dev)
 		if !ok || managed[dev.GetVirtualDevice().Key] {

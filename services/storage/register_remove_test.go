@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -58,6 +59,8 @@ func TestRemovedImageDiskIsDetached(t *testing.T) {
 
 // A removal of an image disk's entry that vCenter refuses is tried again by a later pass:
 // the disk is remembered as leaving (volumeRecord) although no entry reports it any more.
+// Meanwhile VolumesVerified says the removal failed, and status.storage does not charge
+// the disk, which its claim still does.
 func TestRefusedImageDiskRemovalIsRetried(t *testing.T) {
 	js := startService(t)
 	v, vcVM, _ := registeredMultiDiskVM(t, js, "image-disk-refused")
@@ -72,7 +75,15 @@ func TestRefusedImageDiskRemovalIsRetried(t *testing.T) {
 	t.Cleanup(func() { vc.Sim.Intercept(nil) })
 	v.Spec.Volumes = v.Spec.Volumes[:1]
 	v.Put(t, js, false)
-	volumesVerified(t, js, v, "True")
+	st := volumesVerified(t, js, v, "False")
+	for _, c := range st.Conditions {
+		if c.Type == model.ConditionHardwareVolumesVerified && !strings.Contains(c.Message, "no longer in spec.volumes failed") {
+			t.Errorf("VolumesVerified %q, want the failed removal", c.Message)
+		}
+	}
+	if st.Storage == nil || st.Storage.Requested == nil || !st.Storage.Requested.Disks.IsZero() {
+		t.Errorf("status.storage %+v while the removed disk is attached, want no disks requested: its claim charges it", st.Storage)
+	}
 	disks := func() int {
 		return len(object.VirtualDeviceList(readTestVM(t, vcVM).Config.Hardware.Device).SelectByType((*types.VirtualDisk)(nil)))
 	}
@@ -83,4 +94,5 @@ func TestRefusedImageDiskRemovalIsRetried(t *testing.T) {
 	v.Annotations["example.com/touched"] = "yes" // any change brings the VM back
 	v.Put(t, js, false)
 	waitFor(t, "the refused removal done by a later pass", func() bool { return disks() == 1 })
+	volumesVerified(t, js, v, "True")
 }

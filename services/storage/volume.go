@@ -215,6 +215,10 @@ func (a *attacher) apply(ctx context.Context, ref events.Ref, want []wantVolume,
 	}
 	rep := report(want, object.VirtualDeviceList(mvm.Config.Hardware.Device), mvm.LayoutEx, d.held, reconfigureErr)
 	rep.detached = len(d.removes) > 0 && reconfigureErr == nil
+	if len(d.removes) > 0 && reconfigureErr != nil {
+		// No entry reports these disks any more: the condition says they are still there.
+		rep.problems = append(rep.problems, fmt.Sprintf("removing %d disks of volumes no longer in spec.volumes failed: %v", len(d.removes), reconfigureErr))
+	}
 	if on {
 		for id, disk := range cnsDisks(object.VirtualDeviceList(mvm.Config.Hardware.Device)) {
 			if _, ok := d.held[vcenter.BackingOf(disk).UUID]; !ok && !d.keep[id] && isIDE(devices, disk) {

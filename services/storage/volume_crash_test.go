@@ -66,9 +66,9 @@ func TestAttachAfterCNSAttachedOnly(t *testing.T) {
 	}
 }
 
-// A removal vCenter refuses leaves the disk on the VM, and CNS still records the volume
-// attached to it, so no other VM can attach it; once vCenter accepts, the volume is
-// detached in both.
+// A removal vCenter refuses leaves the disk on the VM, VolumesVerified says so, and CNS
+// still records the volume attached to it, so no other VM can attach it; once vCenter
+// accepts, the volume is detached in both.
 func TestRefusedDiskRemovalKeepsTheCNSAttachment(t *testing.T) {
 	js := startService(t)
 	pvc, v, vm := attachedClaim(t, js, "kept-pvc", "refused-removal")
@@ -87,7 +87,7 @@ func TestRefusedDiskRemovalKeepsTheCNSAttachment(t *testing.T) {
 	t.Cleanup(func() { vc.Sim.Intercept(nil) })
 	v.Spec.Volumes = nil
 	v.Put(t, js, false)
-	volumesVerified(t, js, v, "True") // the removal's reconcile ended: nothing asks again until a change
+	volumesVerified(t, js, v, "False") // the removal's reconcile ended: nothing asks again until a change
 	if refused.Load() == 0 {
 		t.Fatal("the disk's removal was not refused")
 	}
@@ -99,10 +99,11 @@ func TestRefusedDiskRemovalKeepsTheCNSAttachment(t *testing.T) {
 	}
 
 	refuse.Store(false)
-	v.Annotations = map[string]string{"test.vmop.dev/look-again": "1"} // a change: looked at again
+	v.Annotations["test.vmop.dev/look-again"] = "1" // a change: looked at again (still upgraded)
 	v.Put(t, js, false)
 	waitFor(t, "the disk removed", func() bool { return len(disksOf(t, vm)[pvc.volumeID]) == 0 })
 	waitFor(t, "CNS recording the detach", func() bool { return !attachedInCNS(t, pvc.volumeID, vm.Reference()) })
+	volumesVerified(t, js, v, "True")
 }
 
 // removesDevice: spec removes a device.
