@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi/cns"
 	cnstypes "github.com/vmware/govmomi/cns/types"
@@ -273,7 +274,8 @@ func lastSeq(t *testing.T, js jetstream.JetStream, ref events.Ref) uint64 {
 // first-class disk and one CNS volume per file.
 func TestPreMappedAndInterruptedRegistration(t *testing.T) {
 	js := startService(t)
-	v := imageDiskVM("pre-mapped", nil, atSCSI0("os-disk", 0, "my-os-pvc"), atSCSI0("data-disk", 1, ""))
+	// A name of its own each run: the first-class disks registered from its files outlive the VM.
+	v := imageDiskVM("pre-mapped-"+uuid.NewString()[:8], nil, atSCSI0("os-disk", 0, "my-os-pvc"), atSCSI0("data-disk", 1, ""))
 	v.Put(t, js, false)
 	vcVM, err := vc.Deploy(t.Context(), inventory.MultiDiskImage, v.Ref.Name, v.Spec.InstanceUUID, v.Ref, v.UID)
 	if err != nil {
