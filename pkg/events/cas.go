@@ -100,8 +100,11 @@ func streamHandle(ctx context.Context, js jetstream.JetStream, stream string) (j
 	if h, ok := handles.Load(key); ok {
 		return h.(jetstream.Stream), nil
 	}
-	st, err := js.Stream(ctx, stream)
-	if err != nil {
+	var st jetstream.Stream
+	if err := Ask(ctx, func(ctx context.Context) (err error) {
+		st, err = js.Stream(ctx, stream)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	h := answered{st}

@@ -47,14 +47,25 @@ func leaderGet(ctx context.Context, js jetstream.JetStream, stream string, get m
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		// As nats.go bounds its own API requests: a request lost in a leader election
-		// would otherwise wait forever, holding its caller (a reconcile and its lease).
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, js.Options().DefaultTimeout)
+	// A request lost in a leader election is asked again (Ask), each bounded as nats.go
+	// bounds its own API requests: it would otherwise hold its caller (a reconcile and its
+	// lease) for the caller's whole deadline, or forever.
+	var resp *nats.Msg
+	err = Ask(ctx, func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, js.Options().DefaultTimeout)
 		defer cancel()
-	}
-	resp, err := js.Conn().RequestWithContext(ctx, jsAPI+"STREAM.MSG.GET."+stream, req)
+		for {
+			resp, err = js.Conn().RequestWithContext(ctx, jsAPI+"STREAM.MSG.GET."+stream, req)
+			if !errors.Is(err, nats.ErrNoResponders) {
+				return err
+			}
+			select { // the stream's leader is not known here yet (unanswered.go)
+			case <-ctx.Done():
+				return err
+			case <-time.After(unansweredWait):
+			}
+		}
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -46,8 +46,11 @@ func CheckMark(ctx context.Context, js jetstream.JetStream, stream string, m Mar
 	if err != nil {
 		return fmt.Errorf("check %s position %d: %w", stream, m.Seq, err)
 	}
-	info, err := st.Info(ctx)
-	if err != nil {
+	var info *jetstream.StreamInfo
+	if err := Ask(ctx, func(ctx context.Context) (err error) {
+		info, err = st.Info(ctx)
+		return err
+	}); err != nil {
 		return fmt.Errorf("check %s position %d: %w", stream, m.Seq, err)
 	}
 	if last := info.State.LastSeq; last < m.Seq {

@@ -3,8 +3,11 @@ package events_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -87,4 +90,28 @@ func markAt(ctx context.Context, t *testing.T, js jetstream.JetStream, stream st
 		t.Fatal(err)
 	}
 	return events.MarkOf(raw.Sequence, raw.Subject, raw.Header, raw.Data)
+}
+
+// The requests a mark's check makes (the stream's handle and its info), left unanswered
+// by the server (a clustered one drops some while a group elects its leader), are asked
+// again: the mark holds, instead of the check failing with the first timeout.
+func TestCheckMarkAsksAgainWhenUnanswered(t *testing.T) {
+	s := eventstest.Server(t)
+	js, _ := eventstest.Connect(t, s)
+	ctx := testContext(t)
+	if err := events.Setup(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	seq, err := events.AppendSpec(ctx, js, vmA, events.OpPut, []byte(`{"a":1}`), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := markAt(ctx, t, js, events.StreamSpecs, seq)
+	var lost atomic.Int32
+	lossy := eventstest.Lossy(t, s, 500*time.Millisecond, func(subject string, _ *nats.Msg, _ *string) bool {
+		return subject == "$JS.API.STREAM.INFO."+events.StreamSpecs && lost.Add(1) <= 2 // the handle's and the info's first asks
+	})
+	if err := events.CheckMark(ctx, lossy, events.StreamSpecs, m); err != nil || lost.Load() < 3 {
+		t.Errorf("CheckMark with its first info requests lost: %v (%d asked), want the mark to hold after asking again", err, lost.Load())
+	}
 }
