@@ -51,20 +51,13 @@ func leaderGet(ctx context.Context, js jetstream.JetStream, stream string, get m
 	// bounds its own API requests: it would otherwise hold its caller (a reconcile and its
 	// lease) for the caller's whole deadline, or forever.
 	var resp *nats.Msg
-	err = Ask(ctx, func(ctx context.Context) error {
+	err = Ask(ctx, func(ctx context.Context) (err error) {
 		ctx, cancel := context.WithTimeout(ctx, js.Options().DefaultTimeout)
 		defer cancel()
-		for {
-			resp, err = js.Conn().RequestWithContext(ctx, jsAPI+"STREAM.MSG.GET."+stream, req)
-			if !errors.Is(err, nats.ErrNoResponders) {
-				return err
-			}
-			select { // the stream's leader is not known here yet (unanswered.go)
-			case <-ctx.Done():
-				return err
-			case <-time.After(unansweredWait):
-			}
-		}
+		resp, err = untilAnswered(ctx, func() (*nats.Msg, error) { // the leader may not be known here yet
+			return js.Conn().RequestWithContext(ctx, jsAPI+"STREAM.MSG.GET."+stream, req)
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err

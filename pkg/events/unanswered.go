@@ -36,7 +36,8 @@ func (s answered) GetLastMsgForSubject(ctx context.Context, subject string) (*je
 	return untilAnswered(ctx, func() (*jetstream.RawStreamMsg, error) { return s.Stream.GetLastMsgForSubject(ctx, subject) })
 }
 
-func untilAnswered(ctx context.Context, get func() (*jetstream.RawStreamMsg, error)) (*jetstream.RawStreamMsg, error) {
+// untilAnswered runs a request again while nobody answers it yet, within ctx.
+func untilAnswered[T any](ctx context.Context, get func() (T, error)) (T, error) {
 	for attempt := 1; ; attempt++ {
 		raw, err := get()
 		if !errors.Is(err, nats.ErrNoResponders) || attempt == unansweredAttempts {
@@ -44,7 +45,7 @@ func untilAnswered(ctx context.Context, get func() (*jetstream.RawStreamMsg, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, err
+			return raw, err
 		case <-time.After(unansweredWait):
 		}
 	}

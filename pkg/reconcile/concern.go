@@ -108,9 +108,7 @@ func unconcernedAnswer(cfg Config, o Object) (res Result, ok bool, err error) {
 	if len(prev.Status) > 0 {
 		res.Status = atGeneration(prev.Status, prev.Generation, o.Meta.Generation)
 	}
-	if len(prev.Record) > 0 {
-		res.Record = prev.Record
-	}
+	res.Record = prev.Record
 	return res, true, nil
 }
 

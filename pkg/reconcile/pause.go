@@ -57,11 +57,7 @@ func paused(cfg Config, o Object, by string) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %s slice of %s: %v", events.ErrPermanent, cfg.Service, o.Ref, err)
 	}
-	res := Result{Status: status, Released: prev.Released, generation: prev.Generation, answered: true}
-	if len(prev.Record) > 0 {
-		res.Record = prev.Record
-	}
-	return res, nil
+	return Result{Status: status, Record: prev.Record, Released: prev.Released, generation: prev.Generation, answered: true}, nil
 }
 
 // withPausedCondition returns the slice's status object with ReconcileReady False saying

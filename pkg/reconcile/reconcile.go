@@ -66,7 +66,7 @@ func (o Object) released(service string) bool {
 // Result is the service's whole slice for the object.
 type Result struct {
 	Status   any  // this service's part of .status; nil for none
-	Record   any  // what the service notes for its next reconcile (events.Slice.Record); nil for none
+	Record   any  // what the service notes for its next reconcile (events.Slice.Record); nil or an empty json.RawMessage for none
 	Released bool // the service finished its deletion work
 	// Idle: nothing outside NATS concerns the service about the object yet (a VM that
 	// placement has not created in vCenter), so whatever would change its answer comes
@@ -85,12 +85,9 @@ type Result struct {
 // ReleasedKeeping is the Result of a service with nothing to undo for a deleted object:
 // its deletion work is done and its last report (prev, the service's own slice) stays.
 func ReleasedKeeping(prev events.Slice) Result {
-	res := Result{Released: true}
+	res := Result{Released: true, Record: prev.Record}
 	if len(prev.Status) > 0 {
 		res.Status = prev.Status
-	}
-	if len(prev.Record) > 0 {
-		res.Record = prev.Record
 	}
 	return res
 }
@@ -483,8 +480,12 @@ func sliceOf(cfg Config, o Object, res Result) (events.Slice, error) {
 			return slice, fmt.Errorf("%w: encode status of %s: %v", events.ErrPermanent, o.Ref, err)
 		}
 	}
-	if res.Record != nil {
-		if slice.Record, err = json.Marshal(res.Record); err != nil {
+	switch r := res.Record.(type) {
+	case nil:
+	case json.RawMessage: // a previous slice's, carried on (none when empty)
+		slice.Record = r
+	default:
+		if slice.Record, err = json.Marshal(r); err != nil {
 			return slice, fmt.Errorf("%w: encode record of %s: %v", events.ErrPermanent, o.Ref, err)
 		}
 	}

@@ -40,7 +40,7 @@ func (h *handler) addBootDisk(ctx context.Context, vm *model.VirtualMachine, mvm
 	if model.Upgraded(vm, model.BuildVersion) || bootDisk(devices) != nil || vm.Spec.Image == nil {
 		return nil, "", nil
 	}
-	st, _, problem, err := h.isos.status(ctx, vm.Namespace, *vm.Spec.Image)
+	st, _, problem, err := imageStatus(ctx, h.js, vm.Namespace, *vm.Spec.Image)
 	if err != nil || problem != "" || st.Type != model.ImageTypeISO {
 		return nil, "", err // placement reports the image; only an ISO VM gets a disk here
 	}

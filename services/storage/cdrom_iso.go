@@ -2,8 +2,6 @@ package storage
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/vmware/govmomi/vapi/rest"
 	"github.com/vmware/govmomi/vim25"
 
-	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 )
 
@@ -35,7 +32,7 @@ type isoImage struct {
 // find resolves the image a CD-ROM names in namespace. Only what can be retried is an
 // error; an image that is missing, not ready or not an ISO is a problem.
 func (f *isoFinder) find(ctx context.Context, namespace string, ref model.ImageRef) (isoImage, error) {
-	st, label, problem, err := f.status(ctx, namespace, ref)
+	st, label, problem, err := imageStatus(ctx, f.js, namespace, ref)
 	if err != nil || problem != "" {
 		return isoImage{problem: problem}, err
 	}
@@ -56,42 +53,6 @@ func (f *isoFinder) find(ctx context.Context, namespace string, ref model.ImageR
 		return isoImage{problem: fmt.Sprintf("the content library item of %s holds no .iso file", label)}, nil
 	}
 	return isoImage{file: file}, nil
-}
-
-// status is the image's status as this service last reported it, and the image's kind
-// and name for messages; problem says why there is none. An image without a status yet
-// is an error, retried.
-func (f *isoFinder) status(ctx context.Context, namespace string, ref model.ImageRef) (st model.VirtualMachineImageStatus, label, problem string, err error) {
-	var objRef events.Ref
-	switch ref.Kind {
-	case "", "VirtualMachineImage":
-		objRef = events.Ref{Plural: pluralImages, Namespace: namespace, Name: ref.Name}
-		label = "VirtualMachineImage " + ref.Name
-	case "ClusterVirtualMachineImage":
-		objRef = events.Ref{Plural: pluralClusterImages, Name: ref.Name}
-		label = "ClusterVirtualMachineImage " + ref.Name
-	default:
-		return st, "", fmt.Sprintf("image kind %q is neither VirtualMachineImage nor ClusterVirtualMachineImage", ref.Kind), nil
-	}
-	spec, err := readOwned(ctx, f.js, objRef)
-	if err != nil {
-		return st, label, "", err
-	}
-	if !spec.live {
-		return st, label, label + " not found", nil
-	}
-	rec, err := events.LastStatus(ctx, f.js, objRef, model.ServiceStorage)
-	if errors.Is(err, events.ErrNotFound) || (err == nil && rec.Slice.UID != spec.header.Metadata.UID) {
-		// The image loop reports it shortly; retried, as no event would bring the VM back.
-		return st, label, "", fmt.Errorf("%s has no status yet", label)
-	}
-	if err != nil {
-		return st, label, "", fmt.Errorf("status of %s: %w", label, err)
-	}
-	if err := json.Unmarshal(rec.Slice.Status, &st); err != nil {
-		return st, label, fmt.Sprintf("status of %s cannot be read: %v", label, err), nil
-	}
-	return st, label, "", nil
 }
 
 // itemISO is the datastore path ("[ds] contentlib-…/item/x.iso") of the item's .iso

@@ -96,7 +96,8 @@ func (c *claims) awaitedRegistration(ctx context.Context, vms []model.VirtualMac
 			continue
 		}
 		for _, v := range vm.Spec.Volumes {
-			if claimName(v) != claim || v.PersistentVolumeClaim == nil || v.ControllerType == "" || v.ControllerBusNumber == nil || v.UnitNumber == nil {
+			at, placed := volumeSlot(v)
+			if claimName(v) != claim || v.PersistentVolumeClaim == nil || !placed {
 				continue
 			}
 			disks, known, err := imageDisksOf(ctx, c.js, vm)
@@ -104,8 +105,10 @@ func (c *claims) awaitedRegistration(ctx context.Context, vms []model.VirtualMac
 				return "", err
 			}
 			if known && !slices.ContainsFunc(disks, func(d model.VirtualMachineImageDiskInfo) bool {
-				placed := d.ControllerType != "" && d.ControllerBusNumber != nil && d.UnitNumber != nil
-				return !placed || d.ControllerType == v.ControllerType && *d.ControllerBusNumber == *v.ControllerBusNumber && *d.UnitNumber == *v.UnitNumber
+				if d.ControllerType == "" || d.ControllerBusNumber == nil || d.UnitNumber == nil {
+					return true // placement unknown: it may be there
+				}
+				return slot{d.ControllerType, *d.ControllerBusNumber, *d.UnitNumber} == at
 			}) {
 				continue // a new volume: the claim's own
 			}
@@ -113,8 +116,8 @@ func (c *claims) awaitedRegistration(ctx context.Context, vms []model.VirtualMac
 			if !known {
 				where = "where its image may have a disk (the image's disks are not known yet)"
 			}
-			return fmt.Sprintf("waiting for VirtualMachine %s's image disks to be registered: its volume %s is at %s %d:%d, %s, "+
-				"which becomes this claim's volume", vm.Name, v.Name, v.ControllerType, *v.ControllerBusNumber, *v.UnitNumber, where), nil
+			return fmt.Sprintf("waiting for VirtualMachine %s's image disks to be registered: its volume %s is at %s, %s, "+
+				"which becomes this claim's volume", vm.Name, v.Name, at, where), nil
 		}
 	}
 	return "", nil
@@ -124,29 +127,15 @@ func (c *claims) awaitedRegistration(ctx context.Context, vms []model.VirtualMac
 // without its full placement may be at any slot); known is false until the status of the
 // image as it is now says it is Ready.
 func imageDisksOf(ctx context.Context, js jetstream.JetStream, vm model.VirtualMachine) ([]model.VirtualMachineImageDiskInfo, bool, error) {
-	img := vm.Spec.Image
-	if img == nil || img.Name == "" {
+	if vm.Spec.Image == nil || vm.Spec.Image.Name == "" {
 		return nil, true, nil // no image, no image disks
 	}
-	ref := events.Ref{Plural: pluralImages, Namespace: vm.Namespace, Name: img.Name}
-	if img.Kind == "ClusterVirtualMachineImage" {
-		ref = events.Ref{Plural: pluralClusterImages, Name: img.Name}
-	}
-	var head struct{ Metadata metav1.ObjectMeta }
-	found, err := reconcile.LastSpecOf(ctx, js, ref, &head)
-	if err != nil || !found {
-		return nil, false, err
-	}
-	rec, err := events.LastStatus(ctx, js, ref, model.ServiceStorage)
-	if errors.Is(err, events.ErrNotFound) {
+	st, _, problem, err := imageStatus(ctx, js, vm.Namespace, *vm.Spec.Image)
+	switch {
+	case errors.Is(err, errNoImageStatus), err == nil && (problem != "" || !reconcile.IsTrue(st.Conditions, model.ConditionReady)):
 		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("read the status of %s: %w", ref, err)
-	}
-	var st model.VirtualMachineImageStatus
-	if rec.Slice.UID != string(head.Metadata.UID) || json.Unmarshal(rec.Slice.Status, &st) != nil || !reconcile.IsTrue(st.Conditions, model.ConditionReady) {
-		return nil, false, nil // another image's of that name, unreadable or not ready: as unknown
+	case err != nil:
+		return nil, false, err
 	}
 	return st.Disks, true, nil
 }

@@ -62,8 +62,9 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		}
 		class.ready(conds, "", "", "waiting for the VM to be created")
 		status.Conditions = conds.List()
-		// Placement's slice announces the VM, and storage classes are related objects.
-		return reconcile.Result{Status: status, Record: keptRecord(prev), Idle: true}, nil
+		// Placement's slice announces the VM, and storage classes are related objects. The
+		// record stands: no disk was looked at.
+		return reconcile.Result{Status: status, Record: prev.Record, Idle: true}, nil
 	}
 
 	mvm, vcVM, err := readVM(ctx, h.vc, placed, vm.Spec.InstanceUUID)
@@ -72,7 +73,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		// (or the resync) brings us back.
 		class.ready(conds, "", "", fmt.Sprintf("no VM with instance UUID %q in vCenter", vm.Spec.InstanceUUID))
 		status.Conditions = conds.List()
-		return reconcile.Result{Status: status, Record: keptRecord(prev)}, nil
+		return reconcile.Result{Status: status, Record: prev.Record}, nil
 	}
 	if err != nil {
 		return reconcile.Result{}, err

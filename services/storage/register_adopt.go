@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vmop/vmop/pkg/model"
 )
@@ -19,15 +18,11 @@ import (
 // the claim's class. Only an unbound claim of the disk's access mode can be: a bound one
 // has a volume of its own, which is not the disk.
 
-// registeredAs reports whether the claim is the disk's registration already: bound, the
-// VM its data source and controller, the disk's backing annotated, as a registration
-// writes it.
+// registeredAs reports whether the claim is the disk's registration already: bound, and
+// the VM's registration (registrationOf).
 func registeredAs(c model.PersistentVolumeClaim, g registration) bool {
-	ds := c.Spec.DataSourceRef
-	return c.Spec.VolumeName != "" && c.Annotations[annotationDiskBacking] != "" && ds != nil && ds.Kind == "VirtualMachine" && ds.Name == g.vm.Name &&
-		slices.ContainsFunc(c.OwnerReferences, func(ow metav1.OwnerReference) bool {
-			return ow.UID == g.vm.UID && ow.Controller != nil && *ow.Controller
-		})
+	ow, ok := registrationOf(&c)
+	return ok && ow.UID == g.vm.UID && c.Spec.VolumeName != ""
 }
 
 // adoptable decodes the claim that an image disk's entry names, which is not its

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"cmp"
 	"context"
 	"errors"
 
@@ -29,7 +28,7 @@ func (h *handler) registeredClassic(ctx context.Context, vm *model.VirtualMachin
 			continue
 		}
 		for _, v := range vm.Spec.Volumes {
-			if v.ControllerBusNumber == nil || v.UnitNumber == nil || (slot{cmp.Or(v.ControllerType, model.ControllerTypeSCSI), *v.ControllerBusNumber, *v.UnitNumber}) != s {
+			if at, ok := volumeSlot(v); !ok || at != s {
 				continue
 			}
 			c, err := h.readClaim(ctx, vm.Namespace, claimName(v))

@@ -34,12 +34,8 @@ func imageDiskName(diskUUID string) string { return "disk-" + strings.ToLower(di
 
 // matches says whether v is the spec.volumes entry placed on the disk's slot.
 func (d imageDisk) matches(v model.VirtualMachineVolume) bool {
-	typ := v.ControllerType
-	if typ == "" {
-		typ = model.ControllerTypeSCSI
-	}
-	return typ == d.ctrlType && v.ControllerBusNumber != nil && *v.ControllerBusNumber == d.bus &&
-		v.UnitNumber != nil && *v.UnitNumber == d.unit
+	s, ok := volumeSlot(v)
+	return ok && s == slot{d.ctrlType, d.bus, d.unit}
 }
 
 // sharingMode is the disk's sharing in spec.volumes terms.

@@ -149,6 +149,21 @@ func (g registration) persistentVolumeClaim(volumeID string, now time.Time) mode
 	}
 }
 
+// registrationOf is the VM a claim is the image-disk registration of, as a registration
+// writes its claim: the VM its controller and data source, the disk's backing annotated.
+func registrationOf(c *model.PersistentVolumeClaim) (metav1.OwnerReference, bool) {
+	ds := c.Spec.DataSourceRef
+	if c.Annotations[annotationDiskBacking] == "" || ds == nil || ds.Kind != "VirtualMachine" {
+		return metav1.OwnerReference{}, false
+	}
+	for _, ow := range c.OwnerReferences {
+		if kind, ok := kindOf(ow); ok && kind.Plural == "virtualmachines" && ow.Controller != nil && *ow.Controller && ow.Name == ds.Name {
+			return ow, true
+		}
+	}
+	return metav1.OwnerReference{}, false
+}
+
 // dataSource is the data source of the registration's claim: the VM, whose disk it is.
 func (g registration) dataSource() *model.TypedObjectReference {
 	group := model.GroupVMOperator

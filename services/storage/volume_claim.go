@@ -23,9 +23,7 @@ type claim struct {
 	shared    bool   // ReadWriteMany
 	requested int64  // spec.resources.requests.storage in bytes, 0 when absent
 	deleting  bool   // its deletion was asked: it keeps the VMs that have it, gains none
-	// fromImage: registered from an image disk of the VM that owns the claim (the disk's
-	// backing annotation, and the VM as the data source).
-	fromImage bool
+	fromImage bool   // the image-disk registration of the VM that owns it (registrationOf)
 	// owner is the VirtualMachine that controls the claim (an image disk's, instance
 	// storage's; no UID for none): the claim is that VM's alone.
 	owner metav1.OwnerReference
@@ -59,8 +57,7 @@ func (h *handler) readClaim(ctx context.Context, namespace, name string) (claim,
 			c.owner = ow
 		}
 	}
-	ds := pvc.Spec.DataSourceRef
-	c.fromImage = pvc.Annotations[annotationDiskBacking] != "" && ds != nil && ds.Kind == "VirtualMachine" && c.owner.UID != "" && ds.Name == c.owner.Name
+	_, c.fromImage = registrationOf(&pvc)
 	if r := pvc.Spec.Resources; r != nil {
 		if q, ok := r.Requests["storage"]; ok {
 			c.requested = q.Value()

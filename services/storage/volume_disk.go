@@ -102,14 +102,23 @@ func vsphereDiskMode(v model.VirtualMachineVolume) types.VirtualDiskMode {
 	return types.VirtualDiskModePersistent
 }
 
+// volumeSlot is the controller slot a volume entry is placed at (SCSI when it names no
+// controller type); false when it gives no bus or unit.
+func volumeSlot(v model.VirtualMachineVolume) (slot, bool) {
+	typ := cmp.Or(v.ControllerType, model.ControllerTypeSCSI)
+	if v.ControllerBusNumber == nil || v.UnitNumber == nil {
+		return slot{typ: typ}, false
+	}
+	return slot{typ, *v.ControllerBusNumber, *v.UnitNumber}, true
+}
+
 // imageDiskSlot names the controller slot a volume entry without a claim is placed at,
 // and says whether the VM has a disk there (an image disk the entry maps).
 func imageDiskSlot(devices object.VirtualDeviceList, v model.VirtualMachineVolume) (string, bool) {
-	typ := cmp.Or(v.ControllerType, model.ControllerTypeSCSI)
-	if v.ControllerBusNumber == nil || v.UnitNumber == nil {
-		return fmt.Sprintf("%s (no bus and unit given)", typ), false
+	want, ok := volumeSlot(v)
+	if !ok {
+		return fmt.Sprintf("%s (no bus and unit given)", want.typ), false
 	}
-	want := slot{typ, *v.ControllerBusNumber, *v.UnitNumber}
 	for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
 		if s, ok := deviceSlot(devices, d); ok && s == want {
 			return want.String(), true

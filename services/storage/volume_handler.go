@@ -55,21 +55,10 @@ func previousRecord(prev events.Slice) volumeRecord {
 	return rec
 }
 
-// keptRecord is the record of the last report, for a pass that does not look at the VM's
-// disks (the VM not created, or not found for now): the next one that does knows them.
-func keptRecord(prev events.Slice) any {
-	if len(prev.Record) == 0 {
-		return nil
-	}
-	return prev.Record
-}
-
 // reported are the disks an earlier report gave to entries, still on the VM then.
 func (r volumeRecord) reported() map[string]string {
-	out := maps.Clone(r.Leaving)
-	if out == nil {
-		out = map[string]string{}
-	}
+	out := map[string]string{}
+	maps.Copy(out, r.Leaving)
 	maps.Copy(out, r.Disks)
 	return out
 }
