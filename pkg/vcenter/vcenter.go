@@ -25,6 +25,10 @@ const (
 	// "<desired state> <generation> <deadline>", so that the TrySoft deadline survives a
 	// restart of the service and the guest is asked once.
 	KeySoftPower = "vmop.power.soft"
+	// KeyRestarting marks a restart recorded in KeyLastRestart whose operation is not
+	// known to have run: set with the record, cleared once the operation's task is done,
+	// so that a crash in between is found out and neither loses nor repeats it.
+	KeyRestarting = "vmop.power.restarting"
 )
 
 // ErrNotFound: no VM has the instance UUID.

@@ -366,7 +366,13 @@ func (h *harness) eventCount(v *testVM, typ string) uint64 {
 
 func (h *harness) waitUntil(what string, ok func() bool, last func() string) {
 	h.t.Helper()
-	end := time.Now().Add(deadline)
+	h.waitUntilWithin(deadline, what, ok, last)
+}
+
+// waitUntilWithin is waitUntil with a deadline of its own.
+func (h *harness) waitUntilWithin(d time.Duration, what string, ok func() bool, last func() string) {
+	h.t.Helper()
+	end := time.Now().Add(d)
 	for !ok() {
 		if time.Now().After(end) {
 			h.t.Fatalf("%s: not before the deadline; last seen: %s", what, last())

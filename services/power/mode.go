@@ -25,6 +25,7 @@ var modeProperties = []string{
 	"guest.toolsRunningStatus", "runtime.host",
 	`config.extraConfig["` + vcenter.KeyLastRestart + `"]`,
 	`config.extraConfig["` + vcenter.KeySoftPower + `"]`,
+	`config.extraConfig["` + vcenter.KeyRestarting + `"]`,
 	`config.extraConfig["` + vcenter.KeyAppliedClass + `"]`,
 }
 
@@ -91,21 +92,24 @@ func toolsRunning(status string) bool {
 	return status == string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)
 }
 
-// recorded reads what power recorded in a VM's ExtraConfig.
-func recorded(extraConfig []types.BaseOptionValue) (lastRestart time.Time, pending softPending, appliedClass string) {
+// recorded reads what power recorded in a VM's ExtraConfig into modes, and returns the
+// class the resize applied.
+func recorded(extraConfig []types.BaseOptionValue, modes *vmState) (appliedClass string) {
 	for _, o := range extraConfig {
 		opt := o.GetOptionValue()
 		v, _ := opt.Value.(string)
 		switch opt.Key {
 		case vcenter.KeyLastRestart:
-			lastRestart = parseLastRestart(v)
+			modes.lastRestart = parseLastRestart(v)
+		case vcenter.KeyRestarting:
+			modes.restarting = parseLastRestart(v)
 		case vcenter.KeySoftPower:
-			pending = parseSoftPending(v)
+			modes.pending = parseSoftPending(v)
 		case vcenter.KeyAppliedClass:
 			appliedClass = v
 		}
 	}
-	return lastRestart, pending, appliedClass
+	return appliedClass
 }
 
 // errRefused: vCenter refused the operation (a fault, not a failure to reach it); the
@@ -117,7 +121,8 @@ var errRefused = errors.New("refused")
 // another task is tried again later instead. was is the VM as plan read it: when vCenter
 // did not start the operation (a fault), the records go back to what they were there, so
 // that the restart or the guest request is made on the next try, not taken as done. An
-// answer lost on the way keeps them: the operation may have run.
+// answer lost on the way keeps them: the operation may have run, and a restart's mark
+// makes the next reconcile find out from vCenter's events (restart_check.go).
 func run(ctx context.Context, vm *object.VirtualMachine, op *operation, was vmState) error {
 	record, undo := op.records(was)
 	if len(record) > 0 {
@@ -132,6 +137,12 @@ func run(ctx context.Context, vm *object.VirtualMachine, op *operation, was vmSt
 	if len(undo) > 0 && vcenter.IsFault(err) && !fault.Is(err, &types.InvalidPowerState{}) {
 		if uerr := takeBack(ctx, vm, undo); uerr != nil {
 			return fmt.Errorf("take back the record of the %s vCenter did not start (%v): %w", op.kind, err, uerr)
+		}
+	}
+	if err == nil && !op.restart.IsZero() {
+		// The restart ran: it needs no checking after a crash any more (restart_check.go).
+		if err := reconfigure(ctx, vm, []types.BaseOptionValue{&types.OptionValue{Key: vcenter.KeyRestarting, Value: ""}}); err != nil {
+			return fmt.Errorf("clear the mark of the %s that ran: %w", op.kind, err)
 		}
 	}
 	return classify(string(op.kind), err)
@@ -160,12 +171,14 @@ func takeBack(ctx context.Context, vm *object.VirtualMachine, undo []types.BaseO
 }
 
 // records are the ExtraConfig values op sets before it is issued, so that neither a
-// redelivery nor a restart of the service repeats it (a crash right after recording loses
-// it instead), and the values they replace in was.
+// redelivery nor a restart of the service repeats it, and the values they replace in was.
+// A restart is also marked until its operation ran, so that a crash right after
+// recording is found out and the restart made then (restart_check.go).
 func (op *operation) records(was vmState) (record, undo []types.BaseOptionValue) {
 	if !op.restart.IsZero() {
-		record = append(record, &types.OptionValue{Key: vcenter.KeyLastRestart, Value: lastRestartValue(op.restart)})
-		undo = append(undo, &types.OptionValue{Key: vcenter.KeyLastRestart, Value: lastRestartValue(was.lastRestart)})
+		at := lastRestartValue(op.restart)
+		record = append(record, &types.OptionValue{Key: vcenter.KeyLastRestart, Value: at}, &types.OptionValue{Key: vcenter.KeyRestarting, Value: at})
+		undo = append(undo, &types.OptionValue{Key: vcenter.KeyLastRestart, Value: lastRestartValue(was.lastRestart)}, &types.OptionValue{Key: vcenter.KeyRestarting, Value: ""})
 	}
 	if op.pending != nil {
 		record = append(record, &types.OptionValue{Key: vcenter.KeySoftPower, Value: op.pending.String()})

@@ -81,7 +81,7 @@ func read(ctx context.Context, vc *govmomi.Client, moref, instanceUUID string) (
 		obs.modes.toolsRunning = toolsRunning(o.Guest.ToolsRunningStatus)
 	}
 	if cfg := o.Config; cfg != nil {
-		obs.modes.lastRestart, obs.modes.pending, obs.appliedClass = recorded(cfg.ExtraConfig)
+		obs.appliedClass = recorded(cfg.ExtraConfig, &obs.modes)
 		obs.guest = &model.VirtualMachineGuestStatus{GuestID: cfg.GuestId, GuestFullName: cfg.GuestFullName}
 		obs.hardware = &model.VirtualMachineHardwareStatus{
 			CPU:    &model.VirtualMachineCPUAllocationStatus{Total: cfg.Hardware.NumCPU},

@@ -188,12 +188,17 @@ func (r *reconciler) locate(ctx context.Context, ref events.Ref, instanceUUID st
 // operation is never issued twice. What vCenter refuses goes into the condition; failing
 // to reach it is retried. A deadline or retry time plan names is armed with r.wake.
 func (r *reconciler) apply(ctx context.Context, ref events.Ref, obs observation, st *syncState, d desire) (_ observation, ran bool, _ error) {
+	modes, err := checkRestart(ctx, obs.vm, obs.modes)
+	if err != nil {
+		return obs, false, err
+	}
+	obs.modes = modes
 	dec := plan(d, obs.modes, time.Now())
 	if dec.op == nil {
 		r.settle(ref, dec, st)
 		return obs, false, nil
 	}
-	err := run(ctx, obs.vm, dec.op, obs.modes)
+	err = run(ctx, obs.vm, dec.op, obs.modes)
 	switch {
 	case errors.Is(err, errRefused):
 		st.note = strings.TrimPrefix(err.Error(), errRefused.Error()+": ")
