@@ -26,8 +26,8 @@ const (
 	// restart of the service and the guest is asked once.
 	KeySoftPower = "vmop.power.soft"
 	// KeyRestarting marks a restart recorded in KeyLastRestart whose operation is not
-	// known to have run: set with the record, cleared once the operation's task is done,
-	// so that a crash in between is found out and neither loses nor repeats it.
+	// known to have run: vCenter's time before the record, set with it and cleared once
+	// the operation is done, so that a crash in between neither loses nor repeats it.
 	KeyRestarting = "vmop.power.restarting"
 )
 

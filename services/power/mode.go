@@ -10,6 +10,7 @@ import (
 
 	"github.com/vmware/govmomi/fault"
 	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/model"
@@ -102,7 +103,7 @@ func recorded(extraConfig []types.BaseOptionValue, modes *vmState) (appliedClass
 		case vcenter.KeyLastRestart:
 			modes.lastRestart = parseLastRestart(v)
 		case vcenter.KeyRestarting:
-			modes.restarting = parseLastRestart(v)
+			modes.restartingSince, _ = time.Parse(time.RFC3339Nano, v) // malformed: none
 		case vcenter.KeySoftPower:
 			modes.pending = parseSoftPending(v)
 		case vcenter.KeyAppliedClass:
@@ -124,7 +125,15 @@ var errRefused = errors.New("refused")
 // answer lost on the way keeps them: the operation may have run, and a restart's mark
 // makes the next reconcile find out from vCenter's events (restart_check.go).
 func run(ctx context.Context, vm *object.VirtualMachine, op *operation, was vmState) error {
-	record, undo := op.records(was)
+	var since time.Time // vCenter's clock before a restart's record (restart_check.go)
+	if !op.restart.IsZero() {
+		now, err := methods.GetCurrentTime(ctx, vm.Client())
+		if err != nil {
+			return classify("read vCenter's time", err)
+		}
+		since = *now
+	}
+	record, undo := op.records(was, since)
 	if len(record) > 0 {
 		if err := reconfigure(ctx, vm, record); err != nil {
 			return classify(fmt.Sprintf("record the %s", op.kind), err)
@@ -172,13 +181,14 @@ func takeBack(ctx context.Context, vm *object.VirtualMachine, undo []types.BaseO
 
 // records are the ExtraConfig values op sets before it is issued, so that neither a
 // redelivery nor a restart of the service repeats it, and the values they replace in was.
-// A restart is also marked until its operation ran, so that a crash right after
-// recording is found out and the restart made then (restart_check.go).
-func (op *operation) records(was vmState) (record, undo []types.BaseOptionValue) {
+// A restart is also marked, with vCenter's time since before its record, until its
+// operation ran: a crash in between is found out and settled (restart_check.go).
+func (op *operation) records(was vmState, since time.Time) (record, undo []types.BaseOptionValue) {
 	if !op.restart.IsZero() {
-		at := lastRestartValue(op.restart)
-		record = append(record, &types.OptionValue{Key: vcenter.KeyLastRestart, Value: at}, &types.OptionValue{Key: vcenter.KeyRestarting, Value: at})
-		undo = append(undo, &types.OptionValue{Key: vcenter.KeyLastRestart, Value: lastRestartValue(was.lastRestart)}, &types.OptionValue{Key: vcenter.KeyRestarting, Value: ""})
+		record = append(record, &types.OptionValue{Key: vcenter.KeyLastRestart, Value: lastRestartValue(op.restart)},
+			&types.OptionValue{Key: vcenter.KeyRestarting, Value: since.UTC().Format(time.RFC3339Nano)})
+		undo = append(undo, &types.OptionValue{Key: vcenter.KeyLastRestart, Value: lastRestartValue(was.lastRestart)},
+			&types.OptionValue{Key: vcenter.KeyRestarting, Value: ""})
 	}
 	if op.pending != nil {
 		record = append(record, &types.OptionValue{Key: vcenter.KeySoftPower, Value: op.pending.String()})

@@ -55,9 +55,9 @@ type vmState struct {
 	toolsRunning bool
 	lastRestart  time.Time   // vcenter.KeyLastRestart, zero when never restarted
 	pending      softPending // vcenter.KeySoftPower, zero when none
-	// restarting is the restart vcenter.KeyRestarting marks: recorded, its operation not
-	// known to have run; zero when none.
-	restarting time.Time
+	// restartingSince is vcenter.KeyRestarting: a restart was recorded at this time of
+	// vCenter's or later, its operation not known to have run; zero when none.
+	restartingSince time.Time
 }
 
 // decision is plan's answer: an operation to run, or why there is none and when to look

@@ -51,8 +51,11 @@ func TestRestartRecordedBeforeACrashIsMade(t *testing.T) {
 	stopped := h.crashAt(calls, v, func(m *simulator.Method) bool { return m.Name == callReset })
 	at := h.askRestart(v, model.PowerOpModeHard)
 	<-stopped
-	if got, want := h.extraConfig(v, vcenter.KeyRestarting), fmt.Sprint(at.UnixNano()); got != want {
-		t.Fatalf("after the crash %s = %q, want %q", vcenter.KeyRestarting, got, want)
+	if got := h.extraConfig(v, vcenter.KeyRestarting); got == "" {
+		t.Fatalf("after the crash %s is not set", vcenter.KeyRestarting)
+	}
+	if got, want := h.extraConfig(v, vcenter.KeyLastRestart), fmt.Sprint(at.UnixNano()); got != want {
+		t.Fatalf("after the crash %s = %q, want %q", vcenter.KeyLastRestart, got, want)
 	}
 	h.run() // the reconcile the crash cut short left its lease to expire
 	h.waitUntilWithin(deadline+events.LeaseTTL, "the reset made", func() bool { return calls.count(v, callReset) > 0 && h.extraConfig(v, vcenter.KeyRestarting) == "" },
@@ -67,7 +70,7 @@ func TestRestartRecordedBeforeACrashIsMade(t *testing.T) {
 }
 
 // A crash after the reset, before its mark is cleared, makes no second reset: vCenter's
-// events show the VM booted after the record, so the next run only clears the mark.
+// events show the VM booted since the record, so the next run only clears the mark.
 func TestRestartMadeBeforeACrashIsNotRepeated(t *testing.T) {
 	h := startWith(t, power.Config{SoftRetry: 200 * time.Millisecond})
 	calls := h.watchCalls()
