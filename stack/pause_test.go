@@ -2,6 +2,7 @@ package main
 
 import (
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,4 +106,49 @@ func vmTasks(t *testing.T, vc *govmomi.Client, ref types.ManagedObjectReference)
 		n[task.Info.DescriptionId]++
 	}
 	return n
+}
+
+// TestAdminPausedVM: a vSphere admin pauses a VM with ExtraConfig
+// vmservice.virtualmachine.pause=true; at the next change of the object (or power's
+// resync) kubectl shows the paused label "admin" and ReconcileReady saying an admin paused
+// it; lifting it in vSphere takes the label away and ReconcileReady is True again.
+func TestAdminPausedVM(t *testing.T) {
+	tp := startTopology(t)
+	vc, err := vcenter.Connect(t.Context(), tp.vcenter(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) string {
+		return tp.kubectl("get", "vm", "admin-paused-vm", "-n", "my-namespace", "-o", "jsonpath="+path)
+	}
+	pausedLabel := func() string { return get(`{.metadata.labels.vmoperator\.vmware\.com/paused}`) }
+	reconcileReady := func() string {
+		return get(`{.status.conditions[?(@.type=="VirtualMachineReconcileReady")].status} {.status.conditions[?(@.type=="VirtualMachineReconcileReady")].message}`)
+	}
+	tp.apply(vmNamed("admin-paused-vm", ""), "")
+	tp.waitPower("admin-paused-vm", "PoweredOn")
+	vm := tp.vm(vc, "admin-paused-vm")
+	adminPause := func(value string) {
+		task, err := vm.Reconfigure(t.Context(), types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{
+			&types.OptionValue{Key: vcenter.KeyAdminPause, Value: value},
+		}})
+		if err == nil {
+			err = task.Wait(t.Context())
+		}
+		if err != nil {
+			t.Fatalf("set %s=%q in vSphere: %v", vcenter.KeyAdminPause, value, err)
+		}
+	}
+
+	adminPause("true")
+	tp.kubectl("annotate", "vm", "admin-paused-vm", "-n", "my-namespace", "note=paused in vSphere")
+	tp.eventually("label and ReconcileReady say an admin paused the VM", func() bool {
+		return pausedLabel() == "admin" && reconcileReady() == "False Virtual Machine reconciliation paused by Admin"
+	})
+
+	adminPause("")
+	tp.kubectl("annotate", "--overwrite", "vm", "admin-paused-vm", "-n", "my-namespace", "note=lifted in vSphere")
+	tp.eventually("no paused label, ReconcileReady True", func() bool {
+		return pausedLabel() == "" && strings.HasPrefix(reconcileReady(), "True")
+	})
 }

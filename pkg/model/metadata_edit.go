@@ -10,6 +10,16 @@ import (
 // unknown fields survive). Services use it for the metadata they own (e.g. placement's
 // zone label) when they append the object to SPECS.
 func SetMetadataEntry(body []byte, field, key, value string) ([]byte, error) {
+	return editMetadata(body, field, func(entries map[string]string) { entries[key] = value })
+}
+
+// DeleteMetadataEntry is SetMetadataEntry removing metadata.<field>[key] instead.
+func DeleteMetadataEntry(body []byte, field, key string) ([]byte, error) {
+	return editMetadata(body, field, func(entries map[string]string) { delete(entries, key) })
+}
+
+// editMetadata returns the object body with edit applied to metadata.<field>.
+func editMetadata(body []byte, field string, edit func(map[string]string)) ([]byte, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(body, &obj); err != nil {
 		return nil, err
@@ -26,7 +36,7 @@ func SetMetadataEntry(body []byte, field, key, value string) ([]byte, error) {
 			return nil, fmt.Errorf("metadata.%s: %w", field, err)
 		}
 	}
-	entries[key] = value
+	edit(entries)
 	var err error
 	if meta[field], err = json.Marshal(entries); err != nil {
 		return nil, err

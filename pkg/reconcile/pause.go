@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -12,34 +13,19 @@ import (
 	"github.com/vmop/vmop/pkg/model"
 )
 
-// Who paused an object (api-rules §4): the values of the paused label.
-const (
-	pausedByDevOps = "devops"
-	pausedByAdmin  = "admin"
-	pausedByBoth   = "both"
-)
-
-// pausedBy says who paused the object: DevOps with the paused annotation, an admin with
-// the paused label (which only privileged callers may set, ANN-5), both; "" for nobody.
-// A label saying only "devops" pauses nothing by itself: it records the annotation.
+// pausedBy says who paused the object (model.PausedByDevOps, …Admin, …Both): DevOps with
+// the paused annotation, an admin with the paused label (which the service reading
+// vSphere's ExtraConfig keeps, Config.WhilePaused), both; "" for nobody. A label saying
+// only "devops" pauses nothing by itself: it records the annotation.
 func pausedBy(m Meta) string {
 	_, devops := m.Annotations[model.AnnotationPaused]
 	label := m.Labels[model.LabelPaused]
-	admin := label == pausedByAdmin || label == pausedByBoth
-	switch {
-	case devops && admin:
-		return pausedByBoth
-	case admin:
-		return pausedByAdmin
-	case devops:
-		return pausedByDevOps
-	}
-	return ""
+	return model.PausedLabel(devops, label == model.PausedByAdmin || label == model.PausedByBoth)
 }
 
 // pausedMessage is the ReconcileReady message naming who paused the object.
 func pausedMessage(by string) string {
-	who := map[string]string{pausedByDevOps: "DevOps", pausedByAdmin: "Admin", pausedByBoth: "Admin and DevOps"}[by]
+	who := map[string]string{model.PausedByDevOps: "DevOps", model.PausedByAdmin: "Admin", model.PausedByBoth: "Admin and DevOps"}[by]
 	return "Virtual Machine reconciliation paused by " + who
 }
 
@@ -47,8 +33,14 @@ func pausedMessage(by string) string {
 // must not act on it: the service's previous slice stands, and the service that reports
 // pauses (Config.ReportsPause) republishes it with ReconcileReady False saying who
 // paused, still labelled with the generation it reconciled. Once unpaused, the next
-// reconcile (the annotation's removal is a spec change) acts on the latest spec.
-func paused(cfg Config, o Object, by string) (Result, error) {
+// reconcile (the annotation's removal is a spec change) acts on the latest spec. The
+// service's Config.WhilePaused looks first.
+func paused(ctx context.Context, cfg Config, o Object, by string) (Result, error) {
+	if cfg.WhilePaused != nil {
+		if err := cfg.WhilePaused(ctx, o); err != nil {
+			return Result{}, err
+		}
+	}
 	if !cfg.ReportsPause {
 		return Result{Keep: true, answered: true}, nil
 	}

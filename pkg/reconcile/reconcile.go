@@ -130,7 +130,11 @@ type Config struct {
 	// VirtualMachineReconcileReady: its Func sets it True, since it runs only unpaused,
 	// and while paused the loop republishes its last slice with it False.
 	ReportsPause bool
-	Logger       *slog.Logger
+	// WhilePaused is called for a paused object in place of Func, where the one service
+	// that reads who paused it outside the object (an admin, in vSphere) looks whether
+	// that still holds; it must not act on the object. nil: nothing is looked at.
+	WhilePaused func(ctx context.Context, o Object) error
+	Logger      *slog.Logger
 }
 
 // Run consumes until ctx ends. It ensures the streams first: services may start before

@@ -17,7 +17,7 @@ func call(ctx context.Context, cfg Config, f Func, o Object) (res Result, err er
 		return Result{}, err // joined a lease lost meanwhile: another replica may act on the object
 	}
 	if by := pausedBy(o.Meta); by != "" {
-		return paused(cfg, o, by)
+		return paused(ctx, cfg, o, by)
 	}
 	defer observeReconcile(cfg.Service, o.Ref.Plural, time.Now(), &err)
 	defer func() {

@@ -108,7 +108,7 @@ func (t *Trigger) locked() Func {
 		var res Result
 		var err error
 		if by := pausedBy(o.Meta); by != "" {
-			res, err = paused(t.cfg, o, by)
+			res, err = paused(ctx, t.cfg, o, by)
 		} else {
 			res, err = t.f(ctx, o)
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/vmware/govmomi/object"
 )
 
-// ExtraConfig keys vmop writes on the VMs it creates.
+// ExtraConfig keys vmop writes on the VMs it creates, and the admin's pause it reads.
 const (
 	KeyObject = "vmop.object" // "<namespace>/<name>" of the VirtualMachine object
 	KeyUID    = "vmop.uid"    // metadata.uid of the object, telling incarnations apart
@@ -29,6 +29,9 @@ const (
 	// known to have run: vCenter's time before the record, set with it and cleared once
 	// the operation is done, so that a crash in between neither loses nor repeats it.
 	KeyRestarting = "vmop.power.restarting"
+	// KeyAdminPause is set to "true" by a vSphere admin to pause the VM's reconciliation
+	// (api-rules §4: the paused label then says "admin"); vmop only reads it.
+	KeyAdminPause = "vmservice.virtualmachine.pause"
 )
 
 // ErrNotFound: no VM has the instance UUID.

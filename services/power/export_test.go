@@ -24,7 +24,7 @@ func ReconcileOnce(ctx context.Context, cfg Config, ref events.Ref) error {
 		log = slog.Default()
 	}
 	r := newReconciler(cfg, vc, log)
-	trigger := reconcile.NewTrigger(cfg.JetStream, reconcileConfig(log), r.reconcile)
+	trigger := reconcile.NewTrigger(cfg.JetStream, reconcileConfig(log, r.whilePaused), r.reconcile)
 	trigger.Request(ctx, ref)
 	trigger.Wait()
 	return nil

@@ -27,6 +27,7 @@ var modeProperties = []string{
 	`config.extraConfig["` + vcenter.KeyLastRestart + `"]`,
 	`config.extraConfig["` + vcenter.KeySoftPower + `"]`,
 	`config.extraConfig["` + vcenter.KeyRestarting + `"]`,
+	`config.extraConfig["` + vcenter.KeyAdminPause + `"]`,
 	`config.extraConfig["` + vcenter.KeyAppliedClass + `"]`,
 }
 
@@ -93,24 +94,24 @@ func toolsRunning(status string) bool {
 	return status == string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)
 }
 
-// recorded reads what power recorded in a VM's ExtraConfig into modes, and returns the
-// class the resize applied.
-func recorded(extraConfig []types.BaseOptionValue, modes *vmState) (appliedClass string) {
+// recorded reads into obs what power recorded in a VM's ExtraConfig, and an admin's pause.
+func recorded(extraConfig []types.BaseOptionValue, obs *observation) {
 	for _, o := range extraConfig {
 		opt := o.GetOptionValue()
 		v, _ := opt.Value.(string)
 		switch opt.Key {
 		case vcenter.KeyLastRestart:
-			modes.lastRestart = parseLastRestart(v)
+			obs.modes.lastRestart = parseLastRestart(v)
 		case vcenter.KeyRestarting:
-			modes.restartingSince, _ = time.Parse(time.RFC3339Nano, v) // malformed: none
+			obs.modes.restartingSince, _ = time.Parse(time.RFC3339Nano, v) // malformed: none
 		case vcenter.KeySoftPower:
-			modes.pending = parseSoftPending(v)
+			obs.modes.pending = parseSoftPending(v)
 		case vcenter.KeyAppliedClass:
-			appliedClass = v
+			obs.appliedClass = v
+		case vcenter.KeyAdminPause:
+			obs.adminPaused = strings.EqualFold(v, "true")
 		}
 	}
-	return appliedClass
 }
 
 // errRefused: vCenter refused the operation (a fault, not a failure to reach it); the

@@ -40,6 +40,8 @@ type observation struct {
 	appliedClass string
 	host         *types.ManagedObjectReference
 	hw           vmHardware // observe_hardware.go
+	// adminPaused: an admin paused the VM in vSphere (vcenter.KeyAdminPause, admin_pause.go).
+	adminPaused bool
 }
 
 // uniqueID is the VM's moref, "" when there is no VM.
@@ -81,7 +83,7 @@ func read(ctx context.Context, vc *govmomi.Client, moref, instanceUUID string) (
 		obs.modes.toolsRunning = toolsRunning(o.Guest.ToolsRunningStatus)
 	}
 	if cfg := o.Config; cfg != nil {
-		obs.appliedClass = recorded(cfg.ExtraConfig, &obs.modes)
+		recorded(cfg.ExtraConfig, &obs)
 		obs.guest = &model.VirtualMachineGuestStatus{GuestID: cfg.GuestId, GuestFullName: cfg.GuestFullName}
 		obs.hardware = &model.VirtualMachineHardwareStatus{
 			CPU:    &model.VirtualMachineCPUAllocationStatus{Total: cfg.Hardware.NumCPU},

@@ -76,7 +76,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 	stop := ctx
 	r := newReconciler(cfg, vc, log)
-	rcfg := reconcileConfig(log)
+	rcfg := reconcileConfig(log, r.whilePaused)
 	trigger := reconcile.NewTrigger(cfg.JetStream, rcfg, r.reconcile)
 	w := &watcher{vc: vc, index: r.index, req: trigger, log: log.With("service", model.ServicePower)}
 
@@ -123,11 +123,12 @@ func newReconciler(cfg Config, vc *govmomi.Client, log *slog.Logger) *reconciler
 	}}
 }
 
-func reconcileConfig(log *slog.Logger) reconcile.Config {
+func reconcileConfig(log *slog.Logger, whilePaused func(context.Context, reconcile.Object) error) reconcile.Config {
 	return reconcile.Config{
 		Service: model.ServicePower, Plural: plural, Workers: workers,
 		Inputs: inputs, Resync: resyncEvery, Concern: concern, Logger: log,
-		Related: []string{pluralClasses}, // resize.go: a changed class may resize its VMs
+		WhilePaused: whilePaused,             // admin_pause.go
+		Related:     []string{pluralClasses}, // resize.go: a changed class may resize its VMs
 	}
 }
 
@@ -137,7 +138,7 @@ func reconcileConfig(log *slog.Logger) reconcile.Config {
 func Access() events.ServiceAccess {
 	a := events.ServiceAccess{
 		Service:   model.ServicePower,
-		Consumers: slices.Concat(reconcile.Consumers(reconcileConfig(nil)), reconcile.Consumers(groupsConfig(nil)), []string{membersDurable}),
+		Consumers: slices.Concat(reconcile.Consumers(reconcileConfig(nil, nil)), reconcile.Consumers(groupsConfig(nil)), []string{membersDurable}),
 		Specs:     []string{plural, groupPlural},
 	}
 	for _, typ := range slices.Sorted(maps.Values(powerEventTypes)) {

@@ -86,6 +86,9 @@ func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconci
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	if wrote, err := r.keepPausedLabel(ctx, o, obs.adminPaused); err != nil || wrote {
+		return reconcile.Result{Keep: true}, err // an admin's pause or its end: the new record comes next
+	}
 	n := notifier{js: r.js, ref: o.Ref, uid: o.Meta.UID}
 	softDone := obs.softReached(d.generation) // a guest operation vmop asked for completed
 	if obs.power != "" && prev.status.PowerState != "" && obs.power != prev.status.PowerState && !softDone {
