@@ -147,6 +147,13 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		case err != nil:
 			return reconcile.Result{}, err
 		default:
+			// A removed adapter's MAC goes back to the range once vCenter took the adapter
+			// away (a crash before leaves it to the VM's deletion).
+			if gone := goneMACs(spec.DeviceChange, after); len(gone) > 0 {
+				if err := h.ipam.releaseMACs(ctx, o.Meta.UID, func(key string) bool { return !gone[key] }); err != nil {
+					return reconcile.Result{}, err
+				}
+			}
 			if mvm, _, err = readVM(ctx, h.vc, vcVM.Reference().Value, ""); err != nil {
 				return reconcile.Result{}, err
 			}

@@ -253,6 +253,24 @@ func (a *allocator) release(ctx context.Context, uid string) error {
 // releaseAddresses gives up the VM uid's address claims (not its MACs) that used does not
 // keep: those of an interface removed or renamed, or replaced by another address.
 func (a *allocator) releaseAddresses(ctx context.Context, uid string, used func(addr string) bool) error {
+	return a.releaseUnused(ctx, uid, isAddressKey, used)
+}
+
+// releaseMACs gives up the VM uid's MAC claims that used does not keep: those of adapters
+// removed from the VM (mac.go).
+func (a *allocator) releaseMACs(ctx context.Context, uid string, used func(key string) bool) error {
+	return a.releaseUnused(ctx, uid, func(key string) bool { return !isAddressKey(key) }, used)
+}
+
+// isAddressKey tells an address's claim key from a MAC's.
+func isAddressKey(key string) bool {
+	_, err := netip.ParseAddr(key)
+	return err == nil
+}
+
+// releaseUnused gives up the VM uid's claims of one kind that used does not keep, and
+// drops them from its record.
+func (a *allocator) releaseUnused(ctx context.Context, uid string, kind, used func(key string) bool) error {
 	for {
 		rec, err := a.kv.Get(ctx, heldKey(uid))
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -263,11 +281,7 @@ func (a *allocator) releaseAddresses(ctx context.Context, uid string, used func(
 		}
 		var kept []string
 		for key := range strings.SplitSeq(string(rec.Value()), "\n") {
-			if _, err := netip.ParseAddr(key); err != nil {
-				kept = append(kept, key) // a MAC: its adapter goes in a reconfigure of its own
-				continue
-			}
-			if used(key) {
+			if !kind(key) || used(key) {
 				kept = append(kept, key)
 				continue
 			}

@@ -651,3 +651,66 @@ func (r *reconfigures) of(vm types.ManagedObjectReference) []reconfigured {
 	defer r.mu.Unlock()
 	return slices.Clone(r.byVM[vm])
 }
+
+// An interface removed from the spec gives its adapter's MAC back to the range once the
+// adapter is gone from the VM; the other adapters keep theirs.
+func TestRemovedInterfaceGivesItsMACBack(t *testing.T) {
+	js := startService(t)
+	putTwoAdapterClass(t, js)
+	v := deploytest.NewVM("my-namespace", "nic-removed", model.VirtualMachineSpec{
+		ClassName: twoAdapterClass, StorageClass: "my-storage-class",
+		Network: &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{
+			iface("eth0", "VM Network"), iface("eth1", "workload-network"), iface("eth2", "VM Network"),
+		}},
+	})
+	v.Put(t, js, false)
+	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
+	v.WaitStatus(t, js, model.ServiceNetwork, "NetworkReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		s, _ := deploytest.Condition(st, model.ConditionNetworkReady)
+		return s == "True"
+	})
+	var macs []string
+	for _, c := range adapters(readTestVM(t, vm).Config.Hardware.Device) {
+		macs = append(macs, c.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().MacAddress)
+	}
+	kv, err := events.IPAM(t.Context(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimOf := func(mac string) string {
+		e, err := kv.Get(t.Context(), macKey(mac))
+		if err != nil {
+			return err.Error()
+		}
+		return string(e.Value())
+	}
+	for i, mac := range macs {
+		if got, want := claimOf(mac), holder(v.UID, []string{"eth0", "eth1", "eth2"}[i]); got != want {
+			t.Fatalf("claim of %s: %q, want %q", mac, got, want)
+		}
+	}
+
+	v.Spec.Network.Interfaces = v.Spec.Network.Interfaces[:2]
+	v.Put(t, js, false)
+	v.WaitStatus(t, js, model.ServiceNetwork, "two interfaces", func(s events.Slice, st model.VirtualMachineStatus) bool {
+		return s.Generation == v.Generation() && st.Network != nil && len(st.Network.Interfaces) == 2
+	})
+	if n := len(adapters(readTestVM(t, vm).Config.Hardware.Device)); n != 2 {
+		t.Fatalf("%d adapters after eth2 was removed, want 2", n)
+	}
+	if got := claimOf(macs[2]); got != jetstream.ErrKeyNotFound.Error() {
+		t.Errorf("removed eth2's MAC %s still claimed: %q", macs[2], got)
+	}
+	held, err := kv.Get(t.Context(), heldKey(v.UID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(held.Value()), macKey(macs[2])) {
+		t.Errorf("the VM's record still lists eth2's MAC: %q", held.Value())
+	}
+	for i, mac := range macs[:2] {
+		if got, want := claimOf(mac), holder(v.UID, []string{"eth0", "eth1"}[i]); got != want {
+			t.Errorf("claim of kept %s: %q, want %q", mac, got, want)
+		}
+	}
+}

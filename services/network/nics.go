@@ -166,3 +166,24 @@ func sameNetwork(have, want types.BaseVirtualDeviceBackingInfo) bool {
 	}
 	return false
 }
+
+// goneMACs are the claim keys (mac.go) of the MACs of the adapters changes remove and
+// none of after has: those of interfaces removed, not of an adapter replaced with its MAC.
+func goneMACs(changes []types.BaseVirtualDeviceConfigSpec, after []types.BaseVirtualDevice) map[string]bool {
+	kept := map[string]bool{}
+	for _, d := range after {
+		kept[macKey(strings.ToLower(d.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().MacAddress))] = true
+	}
+	gone := map[string]bool{}
+	for _, c := range changes {
+		spec := c.GetVirtualDeviceConfigSpec()
+		card, ok := spec.Device.(types.BaseVirtualEthernetCard)
+		if !ok || spec.Operation != types.VirtualDeviceConfigSpecOperationRemove {
+			continue
+		}
+		if key := macKey(strings.ToLower(card.GetVirtualEthernetCard().MacAddress)); !kept[key] {
+			gone[key] = true
+		}
+	}
+	return gone
+}
