@@ -14,7 +14,8 @@ import (
 // name>" under the key of the MAC spelled with dashes. Knowing the MAC before the
 // adapter exists lets the cloud-init network config, which names the guest's interfaces
 // by MAC, be written in the reconfigure that adds the adapter rather than in a second
-// one after vCenter has made the MAC up.
+// one after vCenter has made the MAC up. The claim goes once the reconfigure that removes
+// the adapter succeeded (releaseMACs), or with the VM.
 
 // macRange is the number of MACs in the range.
 const macRange = 1 << 22
