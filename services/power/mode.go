@@ -149,13 +149,26 @@ func run(ctx context.Context, vm *object.VirtualMachine, op *operation, was vmSt
 			return fmt.Errorf("take back the record of the %s vCenter did not start (%v): %w", op.kind, err, uerr)
 		}
 	}
-	if err == nil && !op.restart.IsZero() {
-		// The restart ran: it needs no checking after a crash any more (restart_check.go).
-		if err := reconfigure(ctx, vm, []types.BaseOptionValue{&types.OptionValue{Key: vcenter.KeyRestarting, Value: ""}}); err != nil {
-			return fmt.Errorf("clear the mark of the %s that ran: %w", op.kind, err)
+	if cleared := op.cleared(was); err == nil && len(cleared) > 0 {
+		if err := reconfigure(ctx, vm, cleared); err != nil {
+			return fmt.Errorf("clear the records of the %s that ran: %w", op.kind, err)
 		}
 	}
 	return classify(string(op.kind), err)
+}
+
+// cleared are the ExtraConfig records that op ends once it ran: a restart's mark, which
+// needs no checking after a crash any more (restart_check.go), and the guest standby asked
+// before a resume, which a suspended VM could not be reconfigured to forget (records).
+func (op *operation) cleared(was vmState) []types.BaseOptionValue {
+	var out []types.BaseOptionValue
+	if !op.restart.IsZero() {
+		out = append(out, &types.OptionValue{Key: vcenter.KeyRestarting, Value: ""})
+	}
+	if op.kind == opPowerOn && was.power == model.PowerStateSuspended && was.pending != (softPending{}) {
+		out = append(out, &types.OptionValue{Key: vcenter.KeySoftPower, Value: ""})
+	}
+	return out
 }
 
 // takeBackFor bounds how long takeBack waits for another task to let the VM go.
@@ -198,7 +211,8 @@ func (op *operation) records(was vmState, since time.Time) (record, undo []types
 	if op.kind == opPowerOn && was.power == model.PowerStateOff && was.pending != (softPending{}) {
 		// A power-on ends the guest shutdown or standby asked before it: the next power-off
 		// or suspend asks the guest anew, with a time of its own, rather than waiting out
-		// the old one's. Not a resume: a suspended VM is not reconfigured.
+		// the old one's. A resume clears it after the power-on (cleared): a suspended VM
+		// cannot be reconfigured.
 		record = append(record, &types.OptionValue{Key: vcenter.KeySoftPower, Value: ""})
 		undo = append(undo, &types.OptionValue{Key: vcenter.KeySoftPower, Value: was.pending.String()})
 	}

@@ -248,3 +248,28 @@ func TestSecondTrySoftAsksTheGuestAgain(t *testing.T) {
 		t.Errorf("powered off hard %d times, want 0", n)
 	}
 }
+
+// A suspend asked for again after the VM was resumed in between asks the guest at once,
+// however long the first one's guest had: the resume ended that request.
+func TestSecondTrySoftSuspendAsksTheGuestAgain(t *testing.T) {
+	h := start(t) // the guest has five minutes
+	calls := h.watchCalls()
+	v := h.powered("suspended-twice")
+	h.fakeTools(v)
+	suspend := func() {
+		h.change(v, func(vm *model.VirtualMachine) { vm.Spec.PowerState = model.PowerStateSuspended }) // TrySoft by default
+		h.waitStatus(v, "Suspended", synced(model.PowerStateSuspended))
+	}
+	suspend()
+	h.change(v, func(vm *model.VirtualMachine) { vm.Spec.PowerState = model.PowerStateOn })
+	h.readyInputs(v)
+	h.waitStatus(v, "PoweredOn", synced(model.PowerStateOn))
+	h.fakeTools(v)
+	suspend()
+	if n := calls.count(v, callStandby); n != 2 {
+		t.Errorf("the guest was asked to go to standby %d times, want 2", n)
+	}
+	if n := calls.count(v, callSuspend); n != 0 {
+		t.Errorf("suspended hard %d times, want 0", n)
+	}
+}
