@@ -31,6 +31,9 @@ type Ignored struct {
 	// reads; the rest of that slice is ignored. For an input whose slice is a wake-up
 	// (e.g. power's powerState: a VM that came on), whatever else it says is not news.
 	OnlyOfInputs map[string][]Path
+	// OnlyConditionsOf: by input service, the only types of its conditions the service
+	// reads (e.g. the prerequisites of a power-on); its other conditions are ignored.
+	OnlyConditionsOf map[string][]string
 	// InputGenerations: the inputs' generations (and their conditions'
 	// observedGeneration) do not matter, only what they say.
 	InputGenerations bool
@@ -137,6 +140,9 @@ func concernDigest(service string, o Object, ign Ignored) (string, error) {
 			if status, err = without(s.Status, ign.Inputs[svc]); err != nil {
 				return "", fmt.Errorf("%s slice: %w", svc, err)
 			}
+			if types, ok := ign.OnlyConditionsOf[svc]; ok {
+				keepConditions(status, types)
+			}
 			if only, ok := ign.OnlyOfInputs[svc]; ok {
 				status = picked(status, only)
 			}
@@ -212,6 +218,20 @@ func remove(v any, path Path) {
 	if len(child) == 0 {
 		delete(obj, key)
 	}
+}
+
+// keepConditions removes from a decoded status object the conditions whose type is not
+// one of types.
+func keepConditions(status any, types []string) {
+	obj, _ := status.(map[string]any)
+	conds, ok := obj["conditions"].([]any)
+	if !ok {
+		return
+	}
+	obj["conditions"] = slices.DeleteFunc(conds, func(c any) bool {
+		typ, _ := c.(map[string]any)["type"].(string)
+		return !slices.Contains(types, typ)
+	})
 }
 
 // forgetObservedGenerations removes the observedGeneration of the conditions of a

@@ -290,6 +290,38 @@ func TestConcernReadsOnlyTheNamedPartsOfAnInput(t *testing.T) {
 	}
 }
 
+// An input named in OnlyConditionsOf concerns the service by those conditions only: a
+// slice of it whose other conditions change does not call the Func.
+func TestConcernReadsOnlyTheNamedConditionsOfAnInput(t *testing.T) {
+	js, _ := eventstest.JetStream(t)
+	ctx := t.Context()
+	var calls atomic.Int32
+	onlyReady := func(reconcile.Object) reconcile.Ignored {
+		return reconcile.Ignored{OnlyConditionsOf: map[string][]string{"storage": {"Ready"}}, InputGenerations: true}
+	}
+	runLoop(t, ctx, js, concerned(onlyReady), countingFunc(&calls))
+	publishStorage := func(conditions string) {
+		t.Helper()
+		slice := events.Slice{Service: "storage", UID: "u1", Generation: 1, Status: json.RawMessage(`{"ready":false,"conditions":[` + conditions + `]}`)}
+		if _, err := events.PublishStatus(ctx, js, vmRef, slice); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publishStorage(`{"type":"Ready","status":"False"}`)
+	if _, err := events.AppendSpec(ctx, js, vmRef, events.OpPut, vmRecord(1, 1, ""), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitSlice(t, js, func(s events.Slice) bool { msg, _ := sliceMessage(t, s); return msg == "cpu 1, storage ready false" })
+	for _, conds := range []string{`{"type":"Ready","status":"False"},{"type":"Other","status":"False"}`,
+		`{"type":"Other","status":"True"},{"type":"Ready","status":"False"}`, `{"type":"Ready","status":"True"},{"type":"Other","status":"True"}`} {
+		publishStorage(conds)
+		waitConsumed(t, js, events.StreamStatus, events.Durable(concernCfg.Service+"-inputs")) // one reconcile each
+	}
+	if calls.Load() != 2 {
+		t.Errorf("%d calls after storage's three slices, want 2: only its Ready condition concerns the service", calls.Load())
+	}
+}
+
 // An input change the service reads but that leaves its slice as it was (but for the
 // digest) publishes nothing; the same change again does not call the Func: its digest is
 // remembered until the service's slice changes.

@@ -12,7 +12,8 @@ import (
 // controllers, the schema upgrade's stamps, the zone label, of storage's slice all but its conditions
 // (and its volumes, whose disk UUIDs a Disk boot entry names: bootoptions.go), and of
 // placement's, network's and crypto's slices all but what gate.go reads (network's
-// interfaces too when a Network boot entry names one).
+// interfaces too when a Network boot entry names one), and of the inputs' conditions all
+// but the prerequisites of a power-on.
 // The volumes and the inputs' generations gate a power-on (gate.go), so they count
 // until the VM's power state is in sync with its spec.
 func concern(o reconcile.Object) reconcile.Ignored {
@@ -34,6 +35,7 @@ func concern(o reconcile.Object) reconcile.Ignored {
 			model.ServiceNetwork:   networkRead,
 			model.ServiceCrypto:    {{"conditions"}},
 		},
+		OnlyConditionsOf: prerequisiteConditions(),
 	}
 	conds, err := reconcile.SliceConditions(o.Slices[model.ServicePower])
 	if err == nil && reconcile.IsTrue(conds, model.ConditionPowerStateSynced) {
@@ -41,6 +43,16 @@ func concern(o reconcile.Object) reconcile.Ignored {
 		ign.InputGenerations = true
 	}
 	return ign
+}
+
+// prerequisiteConditions are the only conditions of its inputs that power reads: the
+// prerequisites of a power-on (gate.go), volumesAttached among them.
+func prerequisiteConditions() map[string][]string {
+	out := map[string][]string{}
+	for _, p := range append(slices.Clone(prerequisites), volumesAttached) {
+		out[p.service] = append(out[p.service], p.condition)
+	}
+	return out
 }
 
 // bootsFrom tells whether the VM's boot order names a device of the type; an unreadable
