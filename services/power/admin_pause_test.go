@@ -2,7 +2,6 @@ package power_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"testing"
 
 	"github.com/vmware/govmomi/vim25/types"
@@ -111,17 +110,5 @@ func (h *harness) waitLabel(v *testVM, want string) {
 // newest: its reconcile ran to the end, whatever it did.
 func (h *harness) waitHandled(v *testVM) {
 	h.t.Helper()
-	seq := h.lastSpec(v).Seq
-	acked := func() string {
-		c, err := h.js.Consumer(h.ctx, events.StreamSpecs, events.Durable(model.ServicePower))
-		if err != nil {
-			return err.Error()
-		}
-		info, err := c.Info(h.ctx)
-		if err != nil {
-			return err.Error()
-		}
-		return fmt.Sprintf("ack floor %d, %d pending", info.AckFloor.Stream, info.NumAckPending+int(info.NumPending))
-	}
-	h.waitUntil(fmt.Sprintf("record %d handled", seq), func() bool { return acked() == fmt.Sprintf("ack floor %d, 0 pending", seq) }, acked)
+	h.waitConsumed(events.StreamSpecs, events.Durable(model.ServicePower), h.lastSpec(v).Seq)
 }
