@@ -54,6 +54,21 @@ func putTwoAdapterClass(t *testing.T, js jetstream.JetStream) {
 	}
 }
 
+// threeNICVM stores a VM of the two-adapter class with three interfaces: eth0 and eth2
+// on VM Network, eth1 on workload-network.
+func threeNICVM(t *testing.T, js jetstream.JetStream, name string) *deploytest.VM {
+	t.Helper()
+	putTwoAdapterClass(t, js)
+	v := deploytest.NewVM("my-namespace", name, model.VirtualMachineSpec{
+		ClassName: twoAdapterClass, StorageClass: "my-storage-class",
+		Network: &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{
+			iface("eth0", "VM Network"), iface("eth1", "workload-network"), iface("eth2", "VM Network"),
+		}},
+	})
+	v.Put(t, js, false)
+	return v
+}
+
 func iface(name, network string) model.VirtualMachineNetworkInterfaceSpec {
 	return model.VirtualMachineNetworkInterfaceSpec{Name: name, Network: &model.PartialObjectRef{Name: network}}
 }
@@ -63,14 +78,7 @@ func iface(name, network string) model.VirtualMachineNetworkInterfaceSpec {
 // network's pool; a second reconcile changes nothing and keeps the addresses.
 func TestAdaptersMatchInterfaces(t *testing.T) {
 	js := startService(t)
-	putTwoAdapterClass(t, js)
-	v := deploytest.NewVM("my-namespace", "three-nics", model.VirtualMachineSpec{
-		ClassName: twoAdapterClass, StorageClass: "my-storage-class",
-		Network: &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{
-			iface("eth0", "VM Network"), iface("eth1", "workload-network"), iface("eth2", "VM Network"),
-		}},
-	})
-	v.Put(t, js, false)
+	v := threeNICVM(t, js, "three-nics")
 	_, st := v.WaitStatus(t, js, model.ServiceNetwork, "NetworkReady waiting for the VM", func(_ events.Slice, st model.VirtualMachineStatus) bool {
 		s, r := deploytest.Condition(st, model.ConditionNetworkReady)
 		return s == "False" && r == model.ReasonNotReady
@@ -656,14 +664,7 @@ func (r *reconfigures) of(vm types.ManagedObjectReference) []reconfigured {
 // adapter is gone from the VM; the other adapters keep theirs.
 func TestRemovedInterfaceGivesItsMACBack(t *testing.T) {
 	js := startService(t)
-	putTwoAdapterClass(t, js)
-	v := deploytest.NewVM("my-namespace", "nic-removed", model.VirtualMachineSpec{
-		ClassName: twoAdapterClass, StorageClass: "my-storage-class",
-		Network: &model.VirtualMachineNetworkSpec{Interfaces: []model.VirtualMachineNetworkInterfaceSpec{
-			iface("eth0", "VM Network"), iface("eth1", "workload-network"), iface("eth2", "VM Network"),
-		}},
-	})
-	v.Put(t, js, false)
+	v := threeNICVM(t, js, "nic-removed")
 	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
 	v.WaitStatus(t, js, model.ServiceNetwork, "NetworkReady True", func(_ events.Slice, st model.VirtualMachineStatus) bool {
 		s, _ := deploytest.Condition(st, model.ConditionNetworkReady)

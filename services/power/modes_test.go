@@ -224,52 +224,40 @@ func TestSoftRestartWaitsForTools(t *testing.T) {
 	}
 }
 
-// A power-off asked for again after the VM was powered on in between asks the guest at
-// once, however long the first one's guest had: the power-on ended that request.
+// A power-off or suspend asked for again after the VM was powered on (resumed) in
+// between asks the guest at once, however long the first one's guest had: the power-on
+// ended that request.
 func TestSecondTrySoftAsksTheGuestAgain(t *testing.T) {
 	h := start(t) // the guest has five minutes
 	calls := h.watchCalls()
-	v := h.powered("twice")
-	h.fakeTools(v)
-	off := func() {
-		h.change(v, func(vm *model.VirtualMachine) { vm.Spec.PowerState = model.PowerStateOff }) // TrySoft by default
-		h.waitStatus(v, "PoweredOff", synced(model.PowerStateOff))
-	}
-	off()
-	h.change(v, func(vm *model.VirtualMachine) { vm.Spec.PowerState = model.PowerStateOn })
-	h.readyInputs(v)
-	h.waitStatus(v, "PoweredOn", synced(model.PowerStateOn))
-	h.fakeTools(v)
-	off()
-	if n := calls.count(v, callShutdown); n != 2 {
-		t.Errorf("the guest was asked to shut down %d times, want 2", n)
-	}
-	if n := calls.count(v, callPowerOff); n != 0 {
-		t.Errorf("powered off hard %d times, want 0", n)
-	}
-}
-
-// A suspend asked for again after the VM was resumed in between asks the guest at once,
-// however long the first one's guest had: the resume ended that request.
-func TestSecondTrySoftSuspendAsksTheGuestAgain(t *testing.T) {
-	h := start(t) // the guest has five minutes
-	calls := h.watchCalls()
-	v := h.powered("suspended-twice")
-	h.fakeTools(v)
-	suspend := func() {
-		h.change(v, func(vm *model.VirtualMachine) { vm.Spec.PowerState = model.PowerStateSuspended }) // TrySoft by default
-		h.waitStatus(v, "Suspended", synced(model.PowerStateSuspended))
-	}
-	suspend()
-	h.change(v, func(vm *model.VirtualMachine) { vm.Spec.PowerState = model.PowerStateOn })
-	h.readyInputs(v)
-	h.waitStatus(v, "PoweredOn", synced(model.PowerStateOn))
-	h.fakeTools(v)
-	suspend()
-	if n := calls.count(v, callStandby); n != 2 {
-		t.Errorf("the guest was asked to go to standby %d times, want 2", n)
-	}
-	if n := calls.count(v, callSuspend); n != 0 {
-		t.Errorf("suspended hard %d times, want 0", n)
+	for _, tt := range []struct {
+		desired      model.PowerState
+		guest, hard  string
+		guestRequest string
+	}{
+		{model.PowerStateOff, callShutdown, callPowerOff, "shut down"},
+		{model.PowerStateSuspended, callStandby, callSuspend, "go to standby"},
+	} {
+		t.Run(string(tt.desired), func(t *testing.T) {
+			defer h.use(t)()
+			v := h.powered("twice-" + strings.ToLower(string(tt.desired)))
+			h.fakeTools(v)
+			leave := func() {
+				h.change(v, func(vm *model.VirtualMachine) { vm.Spec.PowerState = tt.desired }) // TrySoft by default
+				h.waitStatus(v, string(tt.desired), synced(tt.desired))
+			}
+			leave()
+			h.change(v, func(vm *model.VirtualMachine) { vm.Spec.PowerState = model.PowerStateOn })
+			h.readyInputs(v)
+			h.waitStatus(v, "PoweredOn", synced(model.PowerStateOn))
+			h.fakeTools(v)
+			leave()
+			if n := calls.count(v, tt.guest); n != 2 {
+				t.Errorf("the guest was asked to %s %d times, want 2", tt.guestRequest, n)
+			}
+			if n := calls.count(v, tt.hard); n != 0 {
+				t.Errorf("%s called %d times, want 0", tt.hard, n)
+			}
+		})
 	}
 }
