@@ -132,7 +132,8 @@ type Config struct {
 	ReportsPause bool
 	// WhilePaused is called for a paused object in place of Func, where the one service
 	// that reads who paused it outside the object (an admin, in vSphere) looks whether
-	// that still holds; it must not act on the object. nil: nothing is looked at.
+	// that still holds and keeps the paused label saying so; it acts on nothing else.
+	// nil: nothing is looked at.
 	WhilePaused func(ctx context.Context, o Object) error
 	Logger      *slog.Logger
 }
