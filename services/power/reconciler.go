@@ -191,7 +191,7 @@ func (r *reconciler) locate(ctx context.Context, ref events.Ref, instanceUUID st
 // operation is never issued twice. What vCenter refuses goes into the condition; failing
 // to reach it is retried. A deadline or retry time plan names is armed with r.wake.
 func (r *reconciler) apply(ctx context.Context, ref events.Ref, obs observation, st *syncState, d desire) (_ observation, ran bool, _ error) {
-	modes, err := checkRestart(ctx, obs.vm, obs.modes, d.restartAt)
+	modes, err := checkRestart(ctx, obs.vm, obs.modes)
 	if err != nil {
 		return obs, false, err
 	}

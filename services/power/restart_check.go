@@ -20,9 +20,8 @@ var bootEvents = []string{"VmResettingEvent", "VmGuestRebootEvent", "VmStartingE
 // checkRestart settles a restart that a crash or a lost answer left marked
 // (modes.restartingSince): vCenter's events tell whether the VM booted since. If it did,
 // the restart ran and its mark is cleared. If not, modes reports no restart carried out,
-// so that plan makes it now: it is neither lost nor made twice. A restart the spec no
-// longer asks for (asked is zero) is not made: its mark and record go.
-func checkRestart(ctx context.Context, vm *object.VirtualMachine, modes vmState, asked time.Time) (vmState, error) {
+// so that plan makes it now: it is neither lost nor made twice.
+func checkRestart(ctx context.Context, vm *object.VirtualMachine, modes vmState) (vmState, error) {
 	since := modes.restartingSince
 	if since.IsZero() {
 		return modes, nil
@@ -36,19 +35,12 @@ func checkRestart(ctx context.Context, vm *object.VirtualMachine, modes vmState,
 	if err != nil {
 		return modes, fmt.Errorf("read the boot events of VM %s: %w", vm.Reference().Value, err)
 	}
-	ran := len(booted) > 0
-	if !ran {
+	if len(booted) == 0 {
 		modes.lastRestart = time.Time{}
-		if !asked.IsZero() {
-			return modes, nil
-		}
+		return modes, nil
 	}
-	clear := []types.BaseOptionValue{&types.OptionValue{Key: vcenter.KeyRestarting, Value: ""}}
-	if !ran {
-		clear = append(clear, &types.OptionValue{Key: vcenter.KeyLastRestart, Value: ""})
-	}
-	if err := reconfigure(ctx, vm, clear); err != nil {
-		return modes, fmt.Errorf("clear the mark of a restart of VM %s (ran: %v): %w", vm.Reference().Value, ran, err)
+	if err := reconfigure(ctx, vm, []types.BaseOptionValue{&types.OptionValue{Key: vcenter.KeyRestarting, Value: ""}}); err != nil {
+		return modes, fmt.Errorf("clear the mark of a restart of VM %s that ran: %w", vm.Reference().Value, err)
 	}
 	modes.restartingSince = time.Time{}
 	return modes, nil

@@ -101,25 +101,3 @@ func TestRestartMadeBeforeACrashIsNotRepeated(t *testing.T) {
 		t.Errorf("%d resets, want one", n)
 	}
 }
-
-// A restart a crash cut short that the spec no longer asks for when the service is back
-// is not made: its mark and record go.
-func TestRestartCutShortAndWithdrawnIsNotMade(t *testing.T) {
-	h := startWith(t, power.Config{SoftRetry: 200 * time.Millisecond})
-	calls := h.watchCalls()
-	v := h.powered("crash-then-withdrawn")
-	stopped := h.crashAt(calls, v, func(m *simulator.Method) bool { return m.Name == callReset })
-	h.askRestart(v, model.PowerOpModeHard)
-	<-stopped
-	h.change(v, func(vm *model.VirtualMachine) { vm.Spec.NextRestartTime = "" })
-	h.run() // the reconcile the crash cut short left its lease to expire
-	h.waitUntilWithin(deadline+events.LeaseTTL, "the mark and the record gone", func() bool {
-		return h.extraConfig(v, vcenter.KeyRestarting) == "" && h.extraConfig(v, vcenter.KeyLastRestart) == ""
-	}, func() string {
-		return fmt.Sprintf("mark %q, record %q", h.extraConfig(v, vcenter.KeyRestarting), h.extraConfig(v, vcenter.KeyLastRestart))
-	})
-	h.stopIdle(v)
-	if n := calls.count(v, callReset); n != 0 {
-		t.Errorf("%d resets of a restart withdrawn, want none", n)
-	}
-}
