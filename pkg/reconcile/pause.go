@@ -23,8 +23,9 @@ func pausedBy(m Meta) string {
 	return model.PausedLabel(devops, label == model.PausedByAdmin || label == model.PausedByBoth)
 }
 
-// pausedMessage is the ReconcileReady message naming who paused the object.
-func pausedMessage(by string) string {
+// PausedMessage is the ReconcileReady message naming who paused the object (by: a value
+// of the paused label).
+func PausedMessage(by string) string {
 	who := map[string]string{model.PausedByDevOps: "DevOps", model.PausedByAdmin: "Admin", model.PausedByBoth: "Admin and DevOps"}[by]
 	return "Virtual Machine reconciliation paused by " + who
 }
@@ -45,7 +46,7 @@ func paused(ctx context.Context, cfg Config, o Object, by string) (Result, error
 		return Result{Keep: true, answered: true}, nil
 	}
 	prev := o.Slices[cfg.Service]
-	status, err := withPausedCondition(prev, o.Meta.Generation, pausedMessage(by))
+	status, err := withPausedCondition(prev, o.Meta.Generation, PausedMessage(by))
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %s slice of %s: %v", events.ErrPermanent, cfg.Service, o.Ref, err)
 	}

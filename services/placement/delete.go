@@ -62,6 +62,12 @@ func (r *reconciler) remove(ctx context.Context, id vmIdentity, vm *model.Virtua
 		}
 		return result(true) // never created, or already destroyed
 	}
+	if v.adminPaused {
+		// An admin paused it in vSphere: power labels it so, which pauses every service,
+		// this deletion too, until the admin lifts it (api-rules §4).
+		conds.fail(model.ConditionReconcileReady, model.ReasonReconcilePaused, reconcile.PausedMessage(model.PausedByAdmin))
+		return result(false)
+	}
 	if _, skip := vm.Annotations[model.AnnotationSkipDeletePlatform]; skip {
 		// Left in vCenter, but out of vmop's cluster rules first: nothing of vmop's leaves
 		// them later, and they would keep it (and the rules its peers leave behind).

@@ -3,10 +3,12 @@ package placement
 import (
 	"testing"
 
+	"github.com/vmware/govmomi/vim25/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // A VM being deleted is not touched while a delete check remains, and the condition says
@@ -49,6 +51,57 @@ func TestDeleteWaitsForDeleteChecks(t *testing.T) {
 	if !isTrue(st, model.ConditionDeleteChecksCleared) {
 		t.Errorf("%s = %+v, want True", model.ConditionDeleteChecksCleared, condition(st, model.ConditionDeleteChecksCleared))
 	}
+	if n := len(h.vmsOf(v.uid)); n != 0 {
+		t.Errorf("%d VMs after the delete, want 0", n)
+	}
+}
+
+// A VM an admin paused in vSphere is not destroyed, and the slice says paused by Admin,
+// until the admin lifts the pause (power then labels it so, and no service acts on it).
+func TestDeleteWaitsForTheAdminPause(t *testing.T) {
+	h := newHarness(t)
+	h.seedClassAndImage()
+	h.runService()
+
+	v := newTestVM("admin-paused-vm")
+	v.labels = map[string]any{model.LabelZone: "zone-a"}
+	h.putVM(v, false)
+	h.waitSlice(v.ref, "created", created)
+	vms := h.vmsOf(v.uid)
+	if len(vms) != 1 {
+		t.Fatalf("%d VMs with uid %s, want 1", len(vms), v.uid)
+	}
+	adminPause := func(value string) {
+		t.Helper()
+		task, err := objectVM(h, vms[0]).Reconfigure(h.ctx, types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{
+			&types.OptionValue{Key: vcenter.KeyAdminPause, Value: value}}})
+		if err == nil {
+			err = task.Wait(h.ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	adminPause("true")
+
+	h.putVM(v, true)
+	slice, st := h.waitSlice(v.ref, "delete held", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		return condition(st, model.ConditionReconcileReady).Status == metav1.ConditionFalse
+	})
+	if c := condition(st, model.ConditionReconcileReady); c.Reason != model.ReasonReconcilePaused || c.Message != "Virtual Machine reconciliation paused by Admin" {
+		t.Errorf("%s = %s %q, want paused by Admin", c.Type, c.Reason, c.Message)
+	}
+	if slice.Released || len(h.vmsOf(v.uid)) != 1 {
+		t.Fatalf("released %v with %d VMs while an admin pauses it; want the VM kept", slice.Released, len(h.vmsOf(v.uid)))
+	}
+
+	// Power labels it; the admin lifts the pause; power takes the label away.
+	v.labels[model.LabelPaused] = model.PausedByAdmin
+	h.putVM(v, true)
+	adminPause("")
+	delete(v.labels, model.LabelPaused)
+	h.putVM(v, true)
+	h.waitSlice(v.ref, "released", func(s events.Slice, _ model.VirtualMachineStatus) bool { return s.Released })
 	if n := len(h.vmsOf(v.uid)); n != 0 {
 		t.Errorf("%d VMs after the delete, want 0", n)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/vmware/govmomi/object"
@@ -27,10 +28,11 @@ type vmState struct {
 	guestID      string // config.guestId: what compute policies match the guest by
 	version      string // config.version, e.g. "vmx-19"
 	uid          string // ExtraConfig vcenter.KeyUID; read only for a VM found by name
+	adminPaused  bool   // ExtraConfig vcenter.KeyAdminPause: an admin paused it in vSphere
 }
 
 var vmProps = []string{"config.uuid", "config.instanceUuid", "config.createDate", "config.guestId", "config.version",
-	"runtime.host", "runtime.powerState", "resourcePool"}
+	"runtime.host", "runtime.powerState", "resourcePool", `config.extraConfig["` + vcenter.KeyAdminPause + `"]`}
 
 // errForeignVM: the VM's name is taken in its namespace folder by a VM of another object
 // (an earlier incarnation still being destroyed, or someone else's VM).
@@ -125,8 +127,13 @@ func (r *reconciler) read(ctx context.Context, moref, instanceUUID string, withU
 		v.biosUUID, v.instanceUUID, v.guestID, v.version = c.Uuid, c.InstanceUuid, c.GuestId, c.Version
 		v.created = c.CreateDate
 		for _, o := range c.ExtraConfig {
-			if ov := o.GetOptionValue(); ov.Key == vcenter.KeyUID {
-				v.uid, _ = ov.Value.(string)
+			ov := o.GetOptionValue()
+			value, _ := ov.Value.(string)
+			switch ov.Key {
+			case vcenter.KeyUID:
+				v.uid = value
+			case vcenter.KeyAdminPause:
+				v.adminPaused = strings.EqualFold(value, "true")
 			}
 		}
 	}

@@ -6,44 +6,90 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/vmware/govmomi/fault"
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/reconcile"
+	"github.com/vmop/vmop/pkg/vcenter"
 )
 
 // An admin pauses a VM in vSphere (ExtraConfig vcenter.KeyAdminPause), DevOps with the
 // paused annotation; the paused label says who (api-rules §4), and an admin's pause is
-// the label every service's loop stops at (pkg/reconcile). Power, which reads the VM's
-// ExtraConfig anyway, keeps the label: on each of its reconciles, and, while the VM is
-// paused and power's Func is not called, through reconcile.Config.WhilePaused. Nothing
-// announces an admin's change but power's resync, which therefore bounds how soon it is
-// seen.
+// the label every service's loop stops at (pkg/reconcile), a deletion too. Power, which
+// reads the VM's ExtraConfig anyway, keeps the label: on each of its reconciles (a
+// deletion's included), and, while the VM is paused and power's Func is not called,
+// through reconcile.Config.WhilePaused. Nothing announces an admin's change but power's
+// resync, which therefore bounds how soon it is seen; placement does not destroy a VM an
+// admin paused meanwhile.
 
-// whilePaused looks whether who paused o still did (reconcile.Config.WhilePaused):
-// the VM's ExtraConfig in vCenter and the annotation, and sets the label to match. It
-// acts on nothing else.
+// whilePaused looks whether who paused o still did (reconcile.Config.WhilePaused),
+// also while it is being deleted (the deletion waits for the pause): the VM's ExtraConfig
+// in vCenter and the annotation, and sets the label to match. It acts on nothing else.
 func (r *reconciler) whilePaused(ctx context.Context, o reconcile.Object) error {
-	if o.Deleting() {
-		return nil // the deletion waits for the pause; the label goes with the object
+	admin, err := r.adminPause(ctx, o)
+	if err != nil {
+		return err
+	}
+	_, err = r.keepPausedLabel(ctx, o, admin)
+	return err
+}
+
+// adminPause reads whether an admin paused o's VM in vSphere: its ExtraConfig key alone,
+// without waiting for the VM's tasks, which an admin may pause a VM to run. When there is
+// no VM to read (not created yet, or gone, e.g. unregistered for a restore), what the
+// label says of the admin stands.
+func (r *reconciler) adminPause(ctx context.Context, o reconcile.Object) (bool, error) {
+	placed := readInputs(o)[model.ServicePlacement]
+	if !reconcile.IsTrue(placed.Conditions, model.ConditionCreated) {
+		return labelledByAdmin(o), nil
 	}
 	var vm model.VirtualMachine
 	if err := json.Unmarshal(o.Spec.Body, &vm); err != nil {
-		return fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, o.Ref, err)
+		return false, fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, o.Ref, err)
 	}
-	admin := false
-	placed := readInputs(o)[model.ServicePlacement]
-	if reconcile.IsTrue(placed.Conditions, model.ConditionCreated) {
-		obs, err := findVM(ctx, r.vc, vm.Spec.InstanceUUID, placed.UniqueID)
-		switch {
-		case errors.Is(err, errNoVM):
-		case err != nil:
-			return err
-		default:
-			admin = obs.adminPaused
+	ref := types.ManagedObjectReference{Type: "VirtualMachine", Value: placed.UniqueID}
+	if placed.UniqueID == "" {
+		found, err := vcenter.FindVM(ctx, r.vc, vm.Spec.InstanceUUID)
+		if errors.Is(err, vcenter.ErrNotFound) {
+			return labelledByAdmin(o), nil
 		}
+		if err != nil {
+			return false, err
+		}
+		ref = found.Reference()
 	}
-	_, err := r.keepPausedLabel(ctx, o, admin)
-	return err
+	var m mo.VirtualMachine
+	err := property.DefaultCollector(r.vc.Client).RetrieveOne(ctx, ref, []string{`config.extraConfig["` + vcenter.KeyAdminPause + `"]`}, &m)
+	switch {
+	case fault.Is(err, &types.ManagedObjectNotFound{}):
+		return labelledByAdmin(o), nil
+	case err != nil:
+		return false, fmt.Errorf("read the admin pause of VM %s: %w", ref.Value, err)
+	case m.Config == nil:
+		return false, nil
+	}
+	var obs observation
+	recorded(m.Config.ExtraConfig, &obs)
+	return obs.adminPaused, nil
+}
+
+// adminOf is whether an admin paused o's VM, as obs read it; what the label says when
+// there was no VM to read.
+func adminOf(o reconcile.Object, obs observation) bool {
+	if obs.vm == nil {
+		return labelledByAdmin(o)
+	}
+	return obs.adminPaused
+}
+
+// labelledByAdmin: o's paused label says an admin paused it.
+func labelledByAdmin(o reconcile.Object) bool {
+	l := o.Meta.Labels[model.LabelPaused]
+	return l == model.PausedByAdmin || l == model.PausedByBoth
 }
 
 // keepPausedLabel sets o's paused label to say who paused it: DevOps by the annotation,

@@ -2,11 +2,14 @@ package power_test
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/vmware/govmomi/vim25/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vmop/vmop/pkg/events"
+	"github.com/vmop/vmop/pkg/inventory/deploytest"
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/vcenter"
 )
@@ -21,7 +24,9 @@ func TestAdminPauseInVSphere(t *testing.T) {
 	v := h.powered("admin-paused")
 
 	h.setExtraConfig(v, vcenter.KeyAdminPause, "true")
-	h.change(v, func(vm *model.VirtualMachine) { vm.Spec.PowerState = model.PowerStateOff })
+	h.edit(v, func(vm *model.VirtualMachine) {
+		vm.Spec.PowerState, vm.Generation = model.PowerStateOff, vm.Generation+1
+	})
 	h.waitLabel(v, model.PausedByAdmin)
 	h.waitHandled(v)
 	if n := calls.count(v, callPowerOff); n != 0 || h.vcPower(v) != types.VirtualMachinePowerStatePoweredOn {
@@ -61,20 +66,34 @@ func (h *harness) setExtraConfig(v *testVM, key, value string) {
 	}
 }
 
-// edit changes v's metadata on the newest record (power may have written one), keeping
-// its generation.
+// edit changes v on its newest record, which power may write too (the paused label):
+// a write that meets one of power's is made again on the newer record.
 func (h *harness) edit(v *testVM, change func(*model.VirtualMachine)) {
 	h.t.Helper()
-	rec := h.lastSpec(v)
-	if err := json.Unmarshal(rec.Body, &v.obj); err != nil {
-		h.t.Fatal(err)
+	for {
+		rec := h.lastSpec(v)
+		v.obj = model.VirtualMachine{}
+		if err := json.Unmarshal(rec.Body, &v.obj); err != nil {
+			h.t.Fatal(err)
+		}
+		if v.obj.Annotations == nil {
+			v.obj.Annotations = map[string]string{}
+		}
+		change(&v.obj)
+		body, err := json.Marshal(v.obj)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		seq, err := events.AppendSpec(h.ctx, h.js, v.ref, events.OpPut, body, rec.Seq, nil)
+		if errors.Is(err, events.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		v.specSeq = seq
+		return
 	}
-	if v.obj.Annotations == nil {
-		v.obj.Annotations = map[string]string{}
-	}
-	v.specSeq = rec.Seq
-	change(&v.obj)
-	h.putSpec(v)
 }
 
 func (h *harness) lastSpec(v *testVM) events.SpecRecord {
@@ -111,4 +130,46 @@ func (h *harness) waitLabel(v *testVM, want string) {
 func (h *harness) waitHandled(v *testVM) {
 	h.t.Helper()
 	h.waitConsumed(events.StreamSpecs, events.Durable(model.ServicePower), h.lastSpec(v).Seq)
+}
+
+// A deletion waits for an admin's pause, even one power has not seen before the deletion:
+// the label says "admin" while the VM is being deleted, and power releases the VM only
+// once the admin lifts the pause.
+func TestAdminPauseHoldsTheDeletion(t *testing.T) {
+	h := start(t)
+	v := h.powered("admin-paused-deleted")
+	h.setExtraConfig(v, vcenter.KeyAdminPause, "true")
+	h.edit(v, func(vm *model.VirtualMachine) { now := metav1.Now(); vm.DeletionTimestamp = &now })
+	h.waitLabel(v, model.PausedByAdmin)
+	h.waitHandled(v)
+	if h.powerReleased(v) {
+		t.Fatal("power released a VM an admin paused")
+	}
+	h.setExtraConfig(v, vcenter.KeyAdminPause, "")
+	h.edit(v, func(vm *model.VirtualMachine) { vm.Annotations["note"] = "lifted" }) // power looks again
+	h.waitLabel(v, "")
+	h.waitUntil("power released the VM", func() bool { return h.powerReleased(v) }, func() string { return "not released" })
+}
+
+// An admin's pause stands while the VM cannot be read (here destroyed behind vmop's back;
+// an admin may unregister a VM to restore it).
+func TestAdminPauseStandsWithoutTheVM(t *testing.T) {
+	h := start(t)
+	v := h.powered("admin-paused-gone")
+	h.setExtraConfig(v, vcenter.KeyAdminPause, "true")
+	h.edit(v, func(vm *model.VirtualMachine) { vm.Annotations["note"] = "power looks" })
+	h.waitLabel(v, model.PausedByAdmin)
+	if err := deploytest.Destroy(h.ctx, v.vm); err != nil {
+		t.Fatal(err)
+	}
+	h.edit(v, func(vm *model.VirtualMachine) { vm.Annotations["note"] = "power looks again" })
+	h.waitHandled(v)
+	h.waitLabel(v, model.PausedByAdmin)
+}
+
+// powerReleased: power's newest slice about v says it finished its part of the deletion.
+func (h *harness) powerReleased(v *testVM) bool {
+	h.t.Helper()
+	rec, err := events.LastStatus(h.ctx, h.js, v.ref, model.ServicePower)
+	return err == nil && rec.Slice.Released
 }

@@ -124,20 +124,21 @@ var errRefused = errors.New("refused")
 // did not start the operation (a fault), the records go back to what they were there, so
 // that the restart or the guest request is made on the next try, not taken as done. An
 // answer lost on the way keeps them: the operation may have run, and a restart's mark
-// makes the next reconcile find out from vCenter's events (restart_check.go).
-func run(ctx context.Context, vm *object.VirtualMachine, op *operation, was vmState) error {
+// makes the next reconcile find out from vCenter's events (restart_check.go). ran: vCenter
+// carried the operation out; the caller then clears what op.cleared names.
+func run(ctx context.Context, vm *object.VirtualMachine, op *operation, was vmState) (ran bool, _ error) {
 	var since time.Time // vCenter's clock before a restart's record (restart_check.go)
 	if !op.restart.IsZero() {
 		now, err := methods.GetCurrentTime(ctx, vm.Client())
 		if err != nil {
-			return classify("read vCenter's time", err)
+			return false, classify("read vCenter's time", err)
 		}
 		since = *now
 	}
 	record, undo := op.records(was, since)
 	if len(record) > 0 {
 		if err := reconfigure(ctx, vm, record); err != nil {
-			return classify(fmt.Sprintf("record the %s", op.kind), err)
+			return false, classify(fmt.Sprintf("record the %s", op.kind), err)
 		}
 	}
 	err := issue(ctx, vm, op.kind)
@@ -146,20 +147,17 @@ func run(ctx context.Context, vm *object.VirtualMachine, op *operation, was vmSt
 	}
 	if len(undo) > 0 && vcenter.IsFault(err) && !fault.Is(err, &types.InvalidPowerState{}) {
 		if uerr := takeBack(ctx, vm, undo); uerr != nil {
-			return fmt.Errorf("take back the record of the %s vCenter did not start (%v): %w", op.kind, err, uerr)
+			return false, fmt.Errorf("take back the record of the %s vCenter did not start (%v): %w", op.kind, err, uerr)
 		}
 	}
-	if cleared := op.cleared(was); err == nil && len(cleared) > 0 {
-		if err := reconfigure(ctx, vm, cleared); err != nil {
-			return fmt.Errorf("clear the records of the %s that ran: %w", op.kind, err)
-		}
-	}
-	return classify(string(op.kind), err)
+	return err == nil, classify(string(op.kind), err)
 }
 
 // cleared are the ExtraConfig records that op ends once it ran: a restart's mark, which
 // needs no checking after a crash any more (restart_check.go), and the guest standby asked
 // before a resume, which a suspended VM could not be reconfigured to forget (records).
+// Clearing them may fail (another task holds the VM): the restart's mark is then settled
+// by the next reconcile, a standby record by the next power-off or power-on.
 func (op *operation) cleared(was vmState) []types.BaseOptionValue {
 	var out []types.BaseOptionValue
 	if !op.restart.IsZero() {

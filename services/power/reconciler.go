@@ -55,7 +55,15 @@ type previous struct {
 func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.Result, error) {
 	prev := r.previous(o)
 	if o.Deleting() {
-		// Placement powers the VM off and destroys it; power holds nothing back.
+		// Placement powers the VM off and destroys it; power holds nothing back but an
+		// admin's pause, which the deletion waits for (admin_pause.go).
+		admin, err := r.adminPause(ctx, o)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if wrote, err := r.keepPausedLabel(ctx, o, admin); err != nil || wrote {
+			return reconcile.Result{Keep: true}, err
+		}
 		r.index.forget(o.Ref)
 		res := reconcile.Result{Released: true}
 		if prev.raw != nil {
@@ -86,7 +94,7 @@ func (r *reconciler) reconcile(ctx context.Context, o reconcile.Object) (reconci
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if wrote, err := r.keepPausedLabel(ctx, o, obs.adminPaused); err != nil || wrote {
+	if wrote, err := r.keepPausedLabel(ctx, o, adminOf(o, obs)); err != nil || wrote {
 		return reconcile.Result{Keep: true}, err // an admin's pause or its end: the new record comes next
 	}
 	n := notifier{js: r.js, ref: o.Ref, uid: o.Meta.UID}
@@ -191,7 +199,7 @@ func (r *reconciler) locate(ctx context.Context, ref events.Ref, instanceUUID st
 // operation is never issued twice. What vCenter refuses goes into the condition; failing
 // to reach it is retried. A deadline or retry time plan names is armed with r.wake.
 func (r *reconciler) apply(ctx context.Context, ref events.Ref, obs observation, st *syncState, d desire) (_ observation, ran bool, _ error) {
-	modes, err := checkRestart(ctx, obs.vm, obs.modes)
+	modes, err := r.checkRestart(ctx, obs.vm, obs.modes)
 	if err != nil {
 		return obs, false, err
 	}
@@ -201,7 +209,12 @@ func (r *reconciler) apply(ctx context.Context, ref events.Ref, obs observation,
 		r.settle(ref, dec, st)
 		return obs, false, nil
 	}
-	err = run(ctx, obs.vm, dec.op, obs.modes)
+	done, err := run(ctx, obs.vm, dec.op, obs.modes)
+	if cleared := dec.op.cleared(obs.modes); done && len(cleared) > 0 {
+		if err := reconfigure(ctx, obs.vm, cleared); err != nil {
+			r.log.Warn("clearing the records of a power operation that ran failed", "vm", obs.vm.Reference().Value, "op", string(dec.op.kind), "err", err)
+		}
+	}
 	switch {
 	case errors.Is(err, errRefused):
 		st.note = strings.TrimPrefix(err.Error(), errRefused.Error()+": ")

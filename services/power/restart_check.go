@@ -9,6 +9,7 @@ import (
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
@@ -20,10 +21,11 @@ var bootEvents = []string{"VmResettingEvent", "VmGuestRebootEvent", "VmStartingE
 // checkRestart settles a restart that a crash or a lost answer left marked
 // (modes.restartingSince): vCenter's events tell whether the VM booted since. If it did,
 // the restart ran and its mark is cleared. If not, modes reports no restart carried out,
-// so that plan makes it now: it is neither lost nor made twice.
-func checkRestart(ctx context.Context, vm *object.VirtualMachine, modes vmState) (vmState, error) {
+// so that plan makes it now: it is neither lost nor made twice. A suspended VM is left as
+// it is (it takes no reconfigure, and a restart waits for it to run anyway).
+func (r *reconciler) checkRestart(ctx context.Context, vm *object.VirtualMachine, modes vmState) (vmState, error) {
 	since := modes.restartingSince
-	if since.IsZero() {
+	if since.IsZero() || modes.power == model.PowerStateSuspended {
 		return modes, nil
 	}
 	booted, err := event.NewManager(vm.Client()).QueryEvents(ctx, types.EventFilterSpec{
@@ -39,9 +41,10 @@ func checkRestart(ctx context.Context, vm *object.VirtualMachine, modes vmState)
 		modes.lastRestart = time.Time{}
 		return modes, nil
 	}
-	if err := reconfigure(ctx, vm, []types.BaseOptionValue{&types.OptionValue{Key: vcenter.KeyRestarting, Value: ""}}); err != nil {
-		return modes, fmt.Errorf("clear the mark of a restart of VM %s that ran: %w", vm.Reference().Value, err)
-	}
 	modes.restartingSince = time.Time{}
+	if err := reconfigure(ctx, vm, []types.BaseOptionValue{&types.OptionValue{Key: vcenter.KeyRestarting, Value: ""}}); err != nil {
+		// The restart ran all the same; the mark is looked at again next time.
+		r.log.Warn("clearing the mark of a restart that ran failed", "vm", vm.Reference().Value, "err", err)
+	}
 	return modes, nil
 }
