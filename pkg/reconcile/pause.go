@@ -26,7 +26,7 @@ func pausedBy(m Meta) string {
 // PausedMessage is the ReconcileReady message naming who paused the object (by: a value
 // of the paused label).
 func PausedMessage(by string) string {
-	who := map[string]string{model.PausedByDevOps: "DevOps", model.PausedByAdmin: "Admin", model.PausedByBoth: "Admin and DevOps"}[by]
+	who := map[string]string{model.PausedByDevOps: "DevOps", model.PausedByAdmin: "Admin", model.PausedByBoth: "Admin, DevOps"}[by]
 	return "Virtual Machine reconciliation paused by " + who
 }
 

@@ -81,7 +81,7 @@ func TestPausedObjectIsNotReconciled(t *testing.T) {
 	for _, tc := range []struct{ meta, by string }{
 		{`"annotations":{"vmoperator.vmware.com/paused":""}`, "DevOps"},
 		{`"labels":{"vmoperator.vmware.com/paused":"admin"}`, "Admin"},
-		{`"annotations":{"vmoperator.vmware.com/paused":"x"},"labels":{"vmoperator.vmware.com/paused":"both"}`, "Admin and DevOps"},
+		{`"annotations":{"vmoperator.vmware.com/paused":"x"},"labels":{"vmoperator.vmware.com/paused":"both"}`, "Admin, DevOps"},
 	} {
 		put(`{"metadata":{"uid":"u1","generation":2,` + tc.meta + `}}`)
 		wantCalls(1)
