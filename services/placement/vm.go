@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,8 +107,9 @@ func (r *reconciler) observe(ctx context.Context, ref types.ManagedObjectReferen
 // owner is not known yet.
 func (r *reconciler) read(ctx context.Context, moref, instanceUUID string, withUID bool) (*vmState, error) {
 	props := vmProps
-	if withUID {
-		props = append(props[:len(props):len(props)], "config.extraConfig")
+	if withUID { // the whole ExtraConfig, in place of its one key (two paths to one field)
+		props = append(slices.DeleteFunc(slices.Clone(props), func(p string) bool { return strings.HasPrefix(p, "config.extraConfig[") }),
+			"config.extraConfig")
 	}
 	var vm mo.VirtualMachine
 	var found *object.VirtualMachine
