@@ -144,7 +144,7 @@ func createEmpty(t testing.TB, js jetstream.JetStream, v *deploytest.VM) *object
 		t.Fatal(err)
 	}
 	vm := object.NewVirtualMachine(vc.Client.Client, info.Result.(types.ManagedObjectReference))
-	t.Cleanup(func() {
+	deploytest.AfterServices(t, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := deploytest.Destroy(ctx, vm); err != nil {

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -60,28 +61,36 @@ func (c *pvcFixture) ownedBy(o map[string]any) { c.meta()["ownerReferences"] = [
 // recorded its volume meanwhile: that record is read back first, as a client's update would).
 func (c *pvcFixture) put(t *testing.T, js jetstream.JetStream) {
 	t.Helper()
-	if c.seq != 0 {
-		rec, err := events.LastSpec(t.Context(), js, c.Ref)
+	c.gen++
+	c.meta()["generation"] = c.gen
+	for {
+		if c.seq != 0 {
+			rec, err := events.LastSpec(t.Context(), js, c.Ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stored map[string]any
+			if err := json.Unmarshal(rec.Body, &stored); err != nil {
+				t.Fatal(err)
+			}
+			if v, ok := stored["spec"].(map[string]any)["volumeName"]; ok && c.volumeName() == "" {
+				c.spec()["volumeName"] = v
+			}
+			c.seq = rec.Seq
+		}
+		body, err := json.Marshal(c.Obj)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var stored map[string]any
-		if err := json.Unmarshal(rec.Body, &stored); err != nil {
+		seq, err := events.AppendSpec(t.Context(), js, c.Ref, events.OpPut, body, c.seq, nil)
+		if errors.Is(err, events.ErrConflict) && c.seq != 0 {
+			continue // the service wrote the claim meanwhile (its binding): on the newer record
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
-		if v, ok := stored["spec"].(map[string]any)["volumeName"]; ok && c.volumeName() == "" {
-			c.spec()["volumeName"] = v
-		}
-		c.seq = rec.Seq
-	}
-	c.gen++
-	c.meta()["generation"] = c.gen
-	body, err := json.Marshal(c.Obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.seq, err = events.AppendSpec(t.Context(), js, c.Ref, events.OpPut, body, c.seq, nil); err != nil {
-		t.Fatal(err)
+		c.seq = seq
+		return
 	}
 }
 

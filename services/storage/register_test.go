@@ -281,7 +281,7 @@ func TestPreMappedAndInterruptedRegistration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	deploytest.AfterServices(t, func() {
 		if err := deploytest.Destroy(context.Background(), vcVM); err != nil {
 			t.Error(err)
 		}
@@ -358,7 +358,7 @@ func TestLinkedCloneIsPromotedFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	deploytest.AfterServices(t, func() {
 		if err := deploytest.Destroy(context.Background(), vcVM); err != nil {
 			t.Error(err)
 		}

@@ -22,6 +22,7 @@ import (
 // inventory's objects of the given kinds, until the test ends.
 func (e *Env) Serve(t testing.TB, run func(context.Context, jetstream.JetStream) error, plurals ...string) jetstream.JetStream {
 	t.Helper()
+	runAfterServices(t)
 	js, _ := eventstest.JetStream(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := e.PutObjects(ctx, js, plurals...); err != nil {
@@ -122,7 +123,7 @@ func (v *VM) Deploy(t testing.TB, e *Env, js jetstream.JetStream, item string) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	AfterServices(t, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := Destroy(ctx, vm); err != nil {
