@@ -229,7 +229,8 @@ func keepConditions(status any, types []string) {
 		return
 	}
 	obj["conditions"] = slices.DeleteFunc(conds, func(c any) bool {
-		typ, _ := c.(map[string]any)["type"].(string)
+		cond, _ := c.(map[string]any) // anything else is no condition of these types
+		typ, _ := cond["type"].(string)
 		return !slices.Contains(types, typ)
 	})
 }
