@@ -33,7 +33,7 @@ type vmState struct {
 }
 
 var vmProps = []string{"config.uuid", "config.instanceUuid", "config.createDate", "config.guestId", "config.version",
-	"runtime.host", "runtime.powerState", "resourcePool", `config.extraConfig["` + vcenter.KeyAdminPause + `"]`}
+	"runtime.host", "runtime.powerState", "resourcePool", vcenter.AdminPauseProperty}
 
 // errForeignVM: the VM's name is taken in its namespace folder by a VM of another object
 // (an earlier incarnation still being destroyed, or someone else's VM).
@@ -129,15 +129,11 @@ func (r *reconciler) read(ctx context.Context, moref, instanceUUID string, withU
 		v.biosUUID, v.instanceUUID, v.guestID, v.version = c.Uuid, c.InstanceUuid, c.GuestId, c.Version
 		v.created = c.CreateDate
 		for _, o := range c.ExtraConfig {
-			ov := o.GetOptionValue()
-			value, _ := ov.Value.(string)
-			switch ov.Key {
-			case vcenter.KeyUID:
-				v.uid = value
-			case vcenter.KeyAdminPause:
-				v.adminPaused = strings.EqualFold(value, "true")
+			if ov := o.GetOptionValue(); ov.Key == vcenter.KeyUID {
+				v.uid, _ = ov.Value.(string)
 			}
 		}
+		v.adminPaused = vcenter.AdminPaused(c.ExtraConfig)
 	}
 	return v, nil
 }

@@ -47,12 +47,12 @@ func (r *reconciler) adminPause(ctx context.Context, o reconcile.Object) (bool, 
 	if !reconcile.IsTrue(placed.Conditions, model.ConditionCreated) {
 		return labelledByAdmin(o), nil
 	}
-	var vm model.VirtualMachine
-	if err := json.Unmarshal(o.Spec.Body, &vm); err != nil {
-		return false, fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, o.Ref, err)
-	}
 	ref := types.ManagedObjectReference{Type: "VirtualMachine", Value: placed.UniqueID}
 	if placed.UniqueID == "" {
+		var vm model.VirtualMachine
+		if err := json.Unmarshal(o.Spec.Body, &vm); err != nil {
+			return false, fmt.Errorf("%w: decode %s: %v", events.ErrPermanent, o.Ref, err)
+		}
 		found, err := vcenter.FindVM(ctx, r.vc, vm.Spec.InstanceUUID)
 		if errors.Is(err, vcenter.ErrNotFound) {
 			return labelledByAdmin(o), nil
@@ -63,7 +63,7 @@ func (r *reconciler) adminPause(ctx context.Context, o reconcile.Object) (bool, 
 		ref = found.Reference()
 	}
 	var m mo.VirtualMachine
-	err := property.DefaultCollector(r.vc.Client).RetrieveOne(ctx, ref, []string{`config.extraConfig["` + vcenter.KeyAdminPause + `"]`}, &m)
+	err := property.DefaultCollector(r.vc.Client).RetrieveOne(ctx, ref, []string{vcenter.AdminPauseProperty}, &m)
 	switch {
 	case fault.Is(err, &types.ManagedObjectNotFound{}):
 		return labelledByAdmin(o), nil
@@ -72,9 +72,7 @@ func (r *reconciler) adminPause(ctx context.Context, o reconcile.Object) (bool, 
 	case m.Config == nil:
 		return false, nil
 	}
-	var obs observation
-	recorded(m.Config.ExtraConfig, &obs)
-	return obs.adminPaused, nil
+	return vcenter.AdminPaused(m.Config.ExtraConfig), nil
 }
 
 // adminOf is whether an admin paused o's VM, as obs read it; what the label says when

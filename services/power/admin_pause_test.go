@@ -52,20 +52,6 @@ func TestAdminPauseInVSphere(t *testing.T) {
 	}
 }
 
-// setExtraConfig sets key in v's ExtraConfig in vCenter, as an admin would ("" removes it).
-func (h *harness) setExtraConfig(v *testVM, key, value string) {
-	h.t.Helper()
-	task, err := v.vm.Reconfigure(h.ctx, types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{
-		&types.OptionValue{Key: key, Value: value},
-	}})
-	if err == nil {
-		err = task.Wait(h.ctx)
-	}
-	if err != nil {
-		h.t.Fatalf("set %s: %v", key, err)
-	}
-}
-
 // edit changes v on its newest record, which power may write too (the paused label):
 // a write that meets one of power's is made again on the newer record.
 func (h *harness) edit(v *testVM, change func(*model.VirtualMachine)) {

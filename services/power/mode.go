@@ -27,7 +27,7 @@ var modeProperties = []string{
 	`config.extraConfig["` + vcenter.KeyLastRestart + `"]`,
 	`config.extraConfig["` + vcenter.KeySoftPower + `"]`,
 	`config.extraConfig["` + vcenter.KeyRestarting + `"]`,
-	`config.extraConfig["` + vcenter.KeyAdminPause + `"]`,
+	vcenter.AdminPauseProperty,
 	`config.extraConfig["` + vcenter.KeyAppliedClass + `"]`,
 }
 
@@ -94,7 +94,7 @@ func toolsRunning(status string) bool {
 	return status == string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)
 }
 
-// recorded reads into obs what power recorded in a VM's ExtraConfig, and an admin's pause.
+// recorded reads into obs what power recorded in a VM's ExtraConfig.
 func recorded(extraConfig []types.BaseOptionValue, obs *observation) {
 	for _, o := range extraConfig {
 		opt := o.GetOptionValue()
@@ -108,8 +108,6 @@ func recorded(extraConfig []types.BaseOptionValue, obs *observation) {
 			obs.modes.pending = parseSoftPending(v)
 		case vcenter.KeyAppliedClass:
 			obs.appliedClass = v
-		case vcenter.KeyAdminPause:
-			obs.adminPaused = strings.EqualFold(v, "true")
 		}
 	}
 }

@@ -139,18 +139,24 @@ func (h *harness) change(v *testVM, edit func(*model.VirtualMachine)) {
 	h.putSpec(v)
 }
 
-// fakeTools makes vcsim report VMware Tools running in v's guest (notes/vcsim.md P5).
-func (h *harness) fakeTools(v *testVM) {
+// setExtraConfig sets key in v's ExtraConfig in vCenter, as an admin would ("" removes it).
+func (h *harness) setExtraConfig(v *testVM, key, value string) {
 	h.t.Helper()
 	task, err := v.vm.Reconfigure(h.ctx, types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{
-		&types.OptionValue{Key: "SET.guest.toolsRunningStatus", Value: string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)},
+		&types.OptionValue{Key: key, Value: value},
 	}})
 	if err == nil {
 		err = task.Wait(h.ctx)
 	}
 	if err != nil {
-		h.t.Fatalf("fake VMware Tools: %v", err)
+		h.t.Fatalf("set %s: %v", key, err)
 	}
+}
+
+// fakeTools makes vcsim report VMware Tools running in v's guest (notes/vcsim.md P5).
+func (h *harness) fakeTools(v *testVM) {
+	h.t.Helper()
+	h.setExtraConfig(v, "SET.guest.toolsRunningStatus", string(types.VirtualMachineToolsRunningStatusGuestToolsRunning))
 }
 
 // extraConfig is the value of key in v's ExtraConfig, "" when absent.

@@ -84,6 +84,7 @@ func read(ctx context.Context, vc *govmomi.Client, moref, instanceUUID string) (
 	}
 	if cfg := o.Config; cfg != nil {
 		recorded(cfg.ExtraConfig, &obs)
+		obs.adminPaused = vcenter.AdminPaused(cfg.ExtraConfig)
 		obs.guest = &model.VirtualMachineGuestStatus{GuestID: cfg.GuestId, GuestFullName: cfg.GuestFullName}
 		obs.hardware = &model.VirtualMachineHardwareStatus{
 			CPU:    &model.VirtualMachineCPUAllocationStatus{Total: cfg.Hardware.NumCPU},
