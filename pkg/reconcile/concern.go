@@ -34,6 +34,9 @@ type Ignored struct {
 	// OnlyConditionsOf: by input service, the only types of its conditions the service
 	// reads (e.g. the prerequisites of a power-on); its other conditions are ignored.
 	OnlyConditionsOf map[string][]string
+	// UnreadInputs are input services nothing of whose slice the service reads, not even
+	// its generation or release (e.g. what a VM's services wait for before it exists).
+	UnreadInputs []string
 	// InputGenerations: the inputs' generations (and their conditions'
 	// observedGeneration) do not matter, only what they say.
 	InputGenerations bool
@@ -131,7 +134,7 @@ func concernDigest(service string, o Object, ign Ignored) (string, error) {
 	}
 	read := map[string]any{"record": record}
 	for _, svc := range slices.Sorted(maps.Keys(o.Slices)) {
-		if svc == service {
+		if svc == service || slices.Contains(ign.UnreadInputs, svc) {
 			continue
 		}
 		s := o.Slices[svc]

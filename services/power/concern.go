@@ -13,7 +13,7 @@ import (
 // (and its volumes, whose disk UUIDs a Disk boot entry names: bootoptions.go), and of
 // placement's, network's and crypto's slices all but what gate.go reads (network's
 // interfaces too when a Network boot entry names one), and of the inputs' conditions all
-// but the prerequisites of a power-on.
+// but the prerequisites of a power-on; until the VM is created, only placement's slice.
 // The volumes and the inputs' generations gate a power-on (gate.go), so they count
 // until the VM's power state is in sync with its spec.
 func concern(o reconcile.Object) reconcile.Ignored {
@@ -37,6 +37,8 @@ func concern(o reconcile.Object) reconcile.Ignored {
 		},
 		OnlyConditionsOf: prerequisiteConditions(),
 	}
+	// Until the VM is created, that is all a power-on waits for (unmetPrerequisites).
+	ign.UnreadUntilCreated(o, model.ServiceStorage, model.ServiceNetwork, model.ServiceCrypto)
 	conds, err := reconcile.SliceConditions(o.Slices[model.ServicePower])
 	if err == nil && reconcile.IsTrue(conds, model.ConditionPowerStateSynced) {
 		ign.Spec = append(ign.Spec, reconcile.VMVolumes)

@@ -11,11 +11,18 @@ import (
 // power's slice only powerState wakes storage (a VM powered off takes the changes that
 // waited for it; what the VM is, vCenter says): power republishes its slice for every
 // prerequisite that changes while it waits, none of which storage reads. Every other part
-// of the record concerns storage.
-func concern(reconcile.Object) reconcile.Ignored {
-	return reconcile.Ignored{
+// of the record concerns storage. Until the VM is created, storage reads no slice but
+// placement's reason for finding no datastore, when it has one (policy.go).
+func concern(o reconcile.Object) reconcile.Ignored {
+	ign := reconcile.Ignored{
 		Spec:             []reconcile.Path{reconcile.VMZoneLabel},
 		OnlyOfInputs:     map[string][]reconcile.Path{model.ServicePower: {{"powerState"}}},
 		InputGenerations: true,
 	}
+	if _, problem := placementStorageProblem(o); problem {
+		ign.UnreadUntilCreated(o, model.ServiceCrypto, model.ServicePower)
+	} else {
+		ign.UnreadUntilCreated(o, model.ServicePlacement, model.ServiceCrypto, model.ServicePower)
+	}
+	return ign
 }
