@@ -25,6 +25,7 @@ const (
 	callStandby     = "StandbyGuest"
 	callReboot      = "RebootGuest"
 	callReconfigure = "ReconfigVM_Task"
+	callPowerOn     = "PowerOnVM_Task"
 )
 
 // Power-off and suspend by mode, with VMware Tools running and not: Soft asks the guest

@@ -21,12 +21,17 @@ var bootEvents = []string{"VmResettingEvent", "VmGuestRebootEvent", "VmStartingE
 // checkRestart settles a restart that a crash or a lost answer left marked
 // (modes.restartingSince): vCenter's events tell whether the VM booted since. If it did,
 // the restart ran and its mark is cleared. If not, modes reports no restart carried out,
-// so that plan makes it now: it is neither lost nor made twice. A suspended VM is left as
-// it is (it takes no reconfigure, and a restart waits for it to run anyway).
+// so that plan makes it now: it is neither lost nor made twice. A VM that is off owes no
+// restart (it boots afresh whenever it is powered on): its mark is cleared without a
+// look at the events. A suspended VM is left as it is (it takes no reconfigure, and a
+// restart waits for it to run anyway).
 func (r *reconciler) checkRestart(ctx context.Context, vm *object.VirtualMachine, modes vmState) (vmState, error) {
 	since := modes.restartingSince
-	if since.IsZero() || modes.power == model.PowerStateSuspended {
+	switch {
+	case since.IsZero() || modes.power == model.PowerStateSuspended:
 		return modes, nil
+	case modes.power == model.PowerStateOff:
+		return r.restartSettled(ctx, vm, modes), nil
 	}
 	booted, err := event.NewManager(vm.Client()).QueryEvents(ctx, types.EventFilterSpec{
 		Entity:      &types.EventFilterSpecByEntity{Entity: vm.Reference(), Recursion: types.EventFilterSpecRecursionOptionSelf},
@@ -41,10 +46,15 @@ func (r *reconciler) checkRestart(ctx context.Context, vm *object.VirtualMachine
 		modes.lastRestart = time.Time{}
 		return modes, nil
 	}
+	return r.restartSettled(ctx, vm, modes), nil
+}
+
+// restartSettled clears the mark of a restart that needs no more doing.
+func (r *reconciler) restartSettled(ctx context.Context, vm *object.VirtualMachine, modes vmState) vmState {
 	modes.restartingSince = time.Time{}
 	if err := reconfigure(ctx, vm, []types.BaseOptionValue{&types.OptionValue{Key: vcenter.KeyRestarting, Value: ""}}); err != nil {
-		// The restart ran all the same; the mark is looked at again next time.
-		r.log.Warn("clearing the mark of a restart that ran failed", "vm", vm.Reference().Value, "err", err)
+		// The restart is settled all the same; the mark is looked at again next time.
+		r.log.Warn("clearing the mark of a settled restart failed", "vm", vm.Reference().Value, "err", err)
 	}
-	return modes, nil
+	return modes
 }

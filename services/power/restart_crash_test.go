@@ -45,15 +45,7 @@ func (h *harness) crashAt(calls *vcCalls, v *testVM, crashes func(m *simulator.M
 // makes it twice: the next run finds the mark, sees in vCenter's events that the VM did
 // not boot since, and resets it once.
 func TestRestartRecordedBeforeACrashIsMade(t *testing.T) {
-	h := startWith(t, power.Config{SoftRetry: 200 * time.Millisecond})
-	calls := h.watchCalls()
-	v := h.powered("crash-before-reset")
-	stopped := h.crashAt(calls, v, func(m *simulator.Method) bool { return m.Name == callReset })
-	at := h.askRestart(v, model.PowerOpModeHard)
-	<-stopped
-	if got := h.extraConfig(v, vcenter.KeyRestarting); got == "" {
-		t.Fatalf("after the crash %s is not set", vcenter.KeyRestarting)
-	}
+	h, calls, v, at := crashBeforeReset(t, "crash-before-reset")
 	if got, want := h.extraConfig(v, vcenter.KeyLastRestart), fmt.Sprint(at.UnixNano()); got != want {
 		t.Fatalf("after the crash %s = %q, want %q", vcenter.KeyLastRestart, got, want)
 	}
@@ -100,4 +92,48 @@ func TestRestartMadeBeforeACrashIsNotRepeated(t *testing.T) {
 	if n := calls.count(v, callReset); n != 1 {
 		t.Errorf("%d resets, want one", n)
 	}
+}
+
+// A restart mark on a VM that is off when the service comes back owes nothing: the VM
+// boots afresh whenever it is powered on. The mark is cleared, the recorded restart
+// stands in the status, and no reset or power-on is made.
+func TestRestartMarkOnAnOffVMIsCleared(t *testing.T) {
+	h, calls, v, at := crashBeforeReset(t, "crash-then-off")
+	// While the service is down, its user powers the VM off in vCenter and asks for it off.
+	task, err := v.vm.PowerOff(h.ctx)
+	if err == nil {
+		err = task.Wait(h.ctx)
+	}
+	if err != nil {
+		t.Fatalf("power off in vCenter: %v", err)
+	}
+	h.change(v, func(vm *model.VirtualMachine) { vm.Spec.PowerState = model.PowerStateOff })
+	before := calls.count(v, callReset) + calls.count(v, callPowerOn) // the first power-on
+	h.run() // the reconcile the crash cut short left its lease to expire
+	h.waitUntilWithin(deadline+events.LeaseTTL, "the mark cleared", func() bool { return h.extraConfig(v, vcenter.KeyRestarting) == "" },
+		func() string { return h.extraConfig(v, vcenter.KeyRestarting) })
+	h.waitStatus(v, "off, restarted at the request's time", func(s sliceStatus) bool {
+		return synced(model.PowerStateOff)(s) && s.Status.LastRestartTime != nil && s.Status.LastRestartTime.Unix() == at.Unix()
+	})
+	h.stopIdle(v)
+	if n := calls.count(v, callReset) + calls.count(v, callPowerOn) - before; n != 0 {
+		t.Errorf("%d resets and power-ons since the crash, want none", n)
+	}
+}
+
+// crashBeforeReset powers a VM on, asks for a Hard restart and stops the service at its
+// reset, after the restart's record and mark; it returns when the service stopped, with
+// the time of the request.
+func crashBeforeReset(t *testing.T, name string) (h *harness, calls *vcCalls, v *testVM, at time.Time) {
+	t.Helper()
+	h = startWith(t, power.Config{SoftRetry: 200 * time.Millisecond})
+	calls = h.watchCalls()
+	v = h.powered(name)
+	stopped := h.crashAt(calls, v, func(m *simulator.Method) bool { return m.Name == callReset })
+	at = h.askRestart(v, model.PowerOpModeHard)
+	<-stopped
+	if got := h.extraConfig(v, vcenter.KeyRestarting); got == "" {
+		t.Fatalf("after the crash %s is not set", vcenter.KeyRestarting)
+	}
+	return h, calls, v, at
 }
