@@ -24,7 +24,7 @@ func concern(o reconcile.Object) reconcile.Ignored {
 		// Power's slice only wakes crypto when a VM goes off; what it is, vCenter says.
 		OnlyOfInputs:     map[string][]reconcile.Path{model.ServicePower: {{"powerState"}}},
 		InputGenerations: true,
-		Unsettled:        err != nil || len(prev.Status) > 0 && !reconcile.IsTrue(conds, model.ConditionEncryptionSynced),
+		Unsettled:        err != nil || len(prev.Status) > 0 && !synced,
 	}
 	if synced {
 		ign.UnreadInputs = append(ign.UnreadInputs, model.ServicePower)

@@ -23,7 +23,7 @@ var bootEvents = []string{"VmResettingEvent", "VmGuestRebootEvent", "VmStartingE
 // the restart ran and its mark is cleared. If not, modes reports no restart carried out,
 // so that plan makes it now: it is neither lost nor made twice. A VM that is off owes no
 // restart (it boots afresh whenever it is powered on): its mark is cleared without a
-// look at the events. A suspended VM is left as it is (it takes no reconfigure, and a
+// look at the events, and the restart stands as recorded. A suspended VM is left as it is (it takes no reconfigure, and a
 // restart waits for it to run anyway).
 func (r *reconciler) checkRestart(ctx context.Context, vm *object.VirtualMachine, modes vmState) (vmState, error) {
 	since := modes.restartingSince
