@@ -108,8 +108,9 @@ func TestRestartMarkOnAnOffVMIsCleared(t *testing.T) {
 		t.Fatalf("power off in vCenter: %v", err)
 	}
 	h.change(v, func(vm *model.VirtualMachine) { vm.Spec.PowerState = model.PowerStateOff })
-	before := calls.count(v, callReset) + calls.count(v, callPowerOn) // the first power-on
-	h.run()                                                           // the reconcile the crash cut short left its lease to expire
+	// The first power-on is counted already.
+	before := calls.count(v, callReset) + calls.count(v, callPowerOn)
+	h.run() // the reconcile the crash cut short left its lease to expire
 	h.waitUntilWithin(deadline+events.LeaseTTL, "the mark cleared", func() bool { return h.extraConfig(v, vcenter.KeyRestarting) == "" },
 		func() string { return h.extraConfig(v, vcenter.KeyRestarting) })
 	h.waitStatus(v, "off, restarted at the request's time", func(s sliceStatus) bool {
