@@ -71,3 +71,33 @@ func atSCSI0(name string, unit int32, claim string) model.VirtualMachineVolume {
 	}
 	return v
 }
+
+// A user-named image-disk entry whose claim cannot be read any more (deleted from the
+// store behind pvc-protection's back) keeps its disk, and its type: the disk still came
+// from the image, so it stays Classic, not Managed.
+func TestPreMappedImageDiskKeepsItsTypeWithoutItsClaim(t *testing.T) {
+	js := startService(t)
+	v := imageDiskVM("pre-mapped-unread", nil, atSCSI0("boot-disk", 0, "my-unread-boot-pvc"))
+	v.Put(t, js, false)
+	v.Deploy(t, vc, js, inventory.MultiDiskImage)
+	v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
+		return c == "True"
+	})
+	v.Sync(t, js)
+	volumesVerified(t, js, v, "True")
+
+	claim := events.Ref{Plural: "persistentvolumeclaims", Namespace: v.Ref.Namespace, Name: "my-unread-boot-pvc"}
+	rec, err := events.LastSpec(t.Context(), js, claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := events.AppendSpec(t.Context(), js, claim, events.OpDelete, nil, rec.Seq, nil); err != nil {
+		t.Fatal(err)
+	}
+	v.Put(t, js, false)
+	vol := volumeStatus(volumesVerified(t, js, v, "False"), "boot-disk")
+	if vol == nil || !vol.Attached || vol.Type != model.VolumeTypeClassic || vol.Error == "" {
+		t.Errorf("status of boot-disk without its claim: %+v, want attached, Classic, with the claim's error", vol)
+	}
+}

@@ -93,6 +93,9 @@ type wantVolume struct {
 	cns     cnsVolume
 	problem string // why it cannot be attached; "" when it can
 	missing bool   // its claim is not found
+	// classic: the last report called the entry's disk Classic, which it stays while the
+	// claim that would say so cannot be read.
+	classic bool
 }
 
 // volumeReport is the outcome: the entries of status.volumes for spec.volumes, the disks
@@ -115,6 +118,9 @@ func (a *attacher) sync(ctx context.Context, ref events.Ref, vm model.VirtualMac
 	want, err := a.resolve(ctx, ref, vm, readClaim, devices)
 	if err != nil {
 		return volumeReport{}, mvm, err
+	}
+	for i := range want {
+		want[i].classic = want[i].problem != "" && prev.classic(want[i].spec.Name)
 	}
 	// The volumes to attach stay held until their disks are added, and those to detach
 	// until CNS records them detached, so that no other VM attaches a volume between its

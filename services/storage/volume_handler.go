@@ -32,6 +32,20 @@ type volumeRecord struct {
 	// entry reports them now (a removal vCenter refused, an IDE disk of a running VM): the
 	// next pass removes them still.
 	Leaving map[string]string `json:"leaving,omitempty"`
+	// Classic are the disks the report called Classic (an image's): an entry whose claim
+	// cannot be read keeps its disk (Disks) and that type, which says where the disk came
+	// from.
+	Classic map[string]bool `json:"classic,omitempty"`
+}
+
+// classic tells whether the last report called the disk of the entry named Classic.
+func (r volumeRecord) classic(entry string) bool {
+	for uuid, name := range r.Disks {
+		if name == entry && r.Classic[uuid] {
+			return true
+		}
+	}
+	return false
 }
 
 // previousRecord is the record of the VM loop's last report. A slice published before
@@ -80,6 +94,14 @@ func specDisks(vols []model.VirtualMachineVolumeStatus) map[string]string {
 // are still leaving.
 func nextRecord(reported map[string]string, vols []model.VirtualMachineVolumeStatus, devices object.VirtualDeviceList) volumeRecord {
 	rec := volumeRecord{Disks: specDisks(vols)}
+	for _, v := range vols {
+		if v.Attached && v.DiskUUID != "" && v.Type == model.VolumeTypeClassic {
+			if rec.Classic == nil {
+				rec.Classic = map[string]bool{}
+			}
+			rec.Classic[v.DiskUUID] = true
+		}
+	}
 	for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
 		uuid := vcenter.BackingOf(d.(*types.VirtualDisk)).UUID
 		name, was := reported[uuid]

@@ -67,10 +67,10 @@ func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.V
 // Classic for an image disk registered as a claim, whatever the entry is named (the
 // registration's disk-<uuid>, or the user's own, seed: Mapping spec.volumes to Image
 // Disks), since the type tells where the disk came from, not what backs it now (seed,
-// Volume Type in Status); else Managed. A registered claim says so (claim.fromImage); the
-// registration's name says it too while the claim cannot be read.
+// Volume Type in Status); else Managed. A registered claim says so (claim.fromImage); while
+// the claim cannot be read, the last report (w.classic) and the registration's name do.
 func (w wantVolume) volumeType(diskUUID string) model.VolumeType {
-	if w.claim.fromImage || diskUUID != "" && w.spec.Name == imageDiskName(diskUUID) {
+	if w.claim.fromImage || w.classic || diskUUID != "" && w.spec.Name == imageDiskName(diskUUID) {
 		return model.VolumeTypeClassic
 	}
 	return model.VolumeTypeManaged
