@@ -3,6 +3,7 @@ package storage
 import (
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/types"
 
@@ -20,14 +21,7 @@ import (
 func TestPreMappedImageDisksAreClassic(t *testing.T) {
 	js := startService(t)
 	v := imageDiskVM("pre-mapped-classic", nil, atSCSI0("boot-disk", 0, "my-custom-boot-pvc"), atSCSI0("data-disk", 1, ""))
-	v.Put(t, js, false)
-	vcVM := v.Deploy(t, vc, js, inventory.MultiDiskImage)
-	v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
-		return c == "True"
-	})
-	v.Sync(t, js)
-	st := volumesVerified(t, js, v, "True")
+	vcVM, st := deployRegistered(t, js, v)
 
 	if len(st.Volumes) != 2 {
 		t.Errorf("status.volumes %+v, want one entry per image disk", st.Volumes)
@@ -78,14 +72,7 @@ func atSCSI0(name string, unit int32, claim string) model.VirtualMachineVolume {
 func TestPreMappedImageDiskKeepsItsTypeWithoutItsClaim(t *testing.T) {
 	js := startService(t)
 	v := imageDiskVM("pre-mapped-unread", nil, atSCSI0("boot-disk", 0, "my-unread-boot-pvc"))
-	v.Put(t, js, false)
-	v.Deploy(t, vc, js, inventory.MultiDiskImage)
-	v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
-		c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
-		return c == "True"
-	})
-	v.Sync(t, js)
-	volumesVerified(t, js, v, "True")
+	deployRegistered(t, js, v)
 
 	claim := events.Ref{Plural: "persistentvolumeclaims", Namespace: v.Ref.Namespace, Name: "my-unread-boot-pvc"}
 	rec, err := events.LastSpec(t.Context(), js, claim)
@@ -100,4 +87,18 @@ func TestPreMappedImageDiskKeepsItsTypeWithoutItsClaim(t *testing.T) {
 	if vol == nil || !vol.Attached || vol.Type != model.VolumeTypeClassic || vol.Error == "" {
 		t.Errorf("status of boot-disk without its claim: %+v, want attached, Classic, with the claim's error", vol)
 	}
+}
+
+// deployRegistered stores v, deploys it from the multi-disk image and waits until its
+// image disks are registered and its volumes verified; it returns the VM and that status.
+func deployRegistered(t *testing.T, js jetstream.JetStream, v *deploytest.VM) (*object.VirtualMachine, model.VirtualMachineStatus) {
+	t.Helper()
+	v.Put(t, js, false)
+	vcVM := v.Deploy(t, vc, js, inventory.MultiDiskImage)
+	v.WaitStatus(t, js, model.ServiceStorage, "the image disks registered", func(_ events.Slice, st model.VirtualMachineStatus) bool {
+		c, _ := deploytest.Condition(st, model.ConditionUnmanagedVolumesRegistered)
+		return c == "True"
+	})
+	v.Sync(t, js)
+	return vcVM, volumesVerified(t, js, v, "True")
 }
