@@ -3,6 +3,9 @@ package storage
 import (
 	"testing"
 
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/types"
+
 	"github.com/vmop/vmop/pkg/model"
 )
 
@@ -30,5 +33,29 @@ func TestReleasesHeld(t *testing.T) {
 	}
 	if releasesHeld(nil, spec, nil) {
 		t.Error("releasesHeld with nothing held = true")
+	}
+}
+
+// A disk held for an entry whose claim cannot be read goes to the entry whose claim now
+// resolves to it: one disk is reported once, by the entry that names its volume.
+func TestHeldDiskGoesToTheEntryThatResolvesIt(t *testing.T) {
+	disk := &types.VirtualDisk{
+		VirtualDevice: types.VirtualDevice{Key: 2000, Backing: &types.VirtualDiskFlatVer2BackingInfo{
+			VirtualDeviceFileBackingInfo: types.VirtualDeviceFileBackingInfo{FileName: "[ds] fcd/x.vmdk"}, Uuid: "x-uuid",
+		}},
+		CapacityInBytes: 1 << 30,
+		VDiskId:         &types.ID{Id: "vol-x"},
+	}
+	want := []wantVolume{
+		{spec: claimVolume("a", "gone-pvc"), problem: `PersistentVolumeClaim "gone-pvc" not found`, missing: true},
+		{spec: claimVolume("b", "x-pvc"), cns: cnsVolume{id: "vol-x", diskPath: "[ds] fcd/x.vmdk", capacity: 1 << 30}},
+	}
+	rep := report(want, object.VirtualDeviceList{disk}, nil, map[string]string{"x-uuid": "a"}, nil)
+	a, b := rep.volumes[0], rep.volumes[1]
+	if a.Attached || a.DiskUUID != "" || a.Error == "" {
+		t.Errorf("entry a: %+v, want not attached, with its claim's error", a)
+	}
+	if !b.Attached || b.DiskUUID != "x-uuid" || b.Error != "" {
+		t.Errorf("entry b: %+v, want the disk of its volume, attached", b)
 	}
 }

@@ -13,13 +13,23 @@ import (
 // report is the entries of status.volumes for spec.volumes, in spec order: each volume's
 // disk as the VM has it, or why it is not attached. reconfigureErr is vCenter's refusal
 // of the reconfigure, if any; held are the disks kept for entries whose claim cannot be
-// read (disk UUID → entry name), still reported attached.
+// read (disk UUID → entry name), still reported attached, unless the volume another entry
+// names now is that disk.
 func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.VirtualMachineFileLayoutEx, held map[string]string, reconfigureErr error) volumeReport {
 	rep := volumeReport{managed: map[int32]bool{}}
-	heldDisk := map[string]*types.VirtualDisk{} // by entry name
+	resolved := map[int32]bool{} // disks of the volumes entries name now
+	for _, w := range want {
+		if w.cns.id == "" {
+			continue
+		}
+		if disk := volumeDisk(devices, w.cns); disk != nil {
+			resolved[disk.Key] = true
+		}
+	}
+	heldDisk := map[string]*types.VirtualDisk{} // by entry name; a disk another entry names is that one's
 	for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
 		disk := d.(*types.VirtualDisk)
-		if name, ok := held[vcenter.BackingOf(disk).UUID]; ok {
+		if name, ok := held[vcenter.BackingOf(disk).UUID]; ok && !resolved[disk.Key] {
 			rep.managed[disk.Key] = true
 			heldDisk[name] = disk
 		}
