@@ -20,3 +20,6 @@ func PausedLabel(byDevOps, byAdmin bool) string {
 	}
 	return ""
 }
+
+// PausedByAdminLabel reports whether a paused label's value says an admin paused the VM.
+func PausedByAdminLabel(label string) bool { return label == PausedByAdmin || label == PausedByBoth }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -64,20 +63,11 @@ func TestConcernReadsNoInputUntilTheVMIsCreated(t *testing.T) {
 	waitNetworkSlice(t, js, 3)
 }
 
-// waitNetworkSlice waits, with a deadline, until the network service's slice reports
-// its call n.
+// waitNetworkSlice waits until the network service's slice reports its call n.
 func waitNetworkSlice(t *testing.T, js jetstream.JetStream, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		rec, err := events.LastStatus(t.Context(), js, vmRef, model.ServiceNetwork)
+	waitSliceOf(t, js, model.ServiceNetwork, func(s events.Slice) bool {
 		var st struct{ Call int }
-		if err == nil && json.Unmarshal(rec.Slice.Status, &st) == nil && st.Call == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("network's slice of call %d not there before the deadline (last: %s, err %v)", n, rec.Slice.Status, err)
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval of a deadline-bounded wait
-	}
+		return json.Unmarshal(s.Status, &st) == nil && st.Call == n
+	})
 }

@@ -19,8 +19,7 @@ import (
 // only "devops" pauses nothing by itself: it records the annotation.
 func pausedBy(m Meta) string {
 	_, devops := m.Annotations[model.AnnotationPaused]
-	label := m.Labels[model.LabelPaused]
-	return model.PausedLabel(devops, label == model.PausedByAdmin || label == model.PausedByBoth)
+	return model.PausedLabel(devops, model.PausedByAdminLabel(m.Labels[model.LabelPaused]))
 }
 
 // PausedMessage is the ReconcileReady message naming who paused the object (by: a value

@@ -69,9 +69,15 @@ func runUntilCleanup(t *testing.T, ctx context.Context, run func(context.Context
 // waitSlice waits, with a deadline, until placement's newest slice satisfies ok.
 func waitSlice(t *testing.T, js jetstream.JetStream, ok func(events.Slice) bool) events.Slice {
 	t.Helper()
+	return waitSliceOf(t, js, "placement", ok)
+}
+
+// waitSliceOf waits, with a deadline, until service's newest slice satisfies ok.
+func waitSliceOf(t *testing.T, js jetstream.JetStream, service string, ok func(events.Slice) bool) events.Slice {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		rec, err := events.LastStatus(t.Context(), js, vmRef, "placement")
+		rec, err := events.LastStatus(t.Context(), js, vmRef, service)
 		if err == nil && ok(rec.Slice) {
 			return rec.Slice
 		}

@@ -86,8 +86,7 @@ func adminOf(o reconcile.Object, obs observation) bool {
 
 // labelledByAdmin: o's paused label says an admin paused it.
 func labelledByAdmin(o reconcile.Object) bool {
-	l := o.Meta.Labels[model.LabelPaused]
-	return l == model.PausedByAdmin || l == model.PausedByBoth
+	return model.PausedByAdminLabel(o.Meta.Labels[model.LabelPaused])
 }
 
 // keepPausedLabel sets o's paused label to say who paused it: DevOps by the annotation,

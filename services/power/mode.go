@@ -167,6 +167,18 @@ func (op *operation) cleared(was vmState) []types.BaseOptionValue {
 	return out
 }
 
+// clearRecords writes records (each ending one of power's ExtraConfig records) to vm, for
+// what (e.g. "a settled restart"). A failure is only logged: what it leaves is settled by
+// a later reconcile (see operation.cleared, checkRestart).
+func (r *reconciler) clearRecords(ctx context.Context, vm *object.VirtualMachine, records []types.BaseOptionValue, what string) {
+	if len(records) == 0 {
+		return
+	}
+	if err := reconfigure(ctx, vm, records); err != nil {
+		r.log.Warn("clearing the records of "+what+" failed", "vm", vm.Reference().Value, "err", err)
+	}
+}
+
 // takeBackFor bounds how long takeBack waits for another task to let the VM go.
 const takeBackFor = 30 * time.Second
 

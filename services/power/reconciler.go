@@ -210,10 +210,8 @@ func (r *reconciler) apply(ctx context.Context, ref events.Ref, obs observation,
 		return obs, false, nil
 	}
 	done, err := run(ctx, obs.vm, dec.op, obs.modes)
-	if cleared := dec.op.cleared(obs.modes); done && len(cleared) > 0 {
-		if err := reconfigure(ctx, obs.vm, cleared); err != nil {
-			r.log.Warn("clearing the records of a power operation that ran failed", "vm", obs.vm.Reference().Value, "op", string(dec.op.kind), "err", err)
-		}
+	if done {
+		r.clearRecords(ctx, obs.vm, dec.op.cleared(obs.modes), "the "+string(dec.op.kind)+" that ran")
 	}
 	switch {
 	case errors.Is(err, errRefused):

@@ -52,9 +52,6 @@ func (r *reconciler) checkRestart(ctx context.Context, vm *object.VirtualMachine
 // restartSettled clears the mark of a restart that needs no more doing.
 func (r *reconciler) restartSettled(ctx context.Context, vm *object.VirtualMachine, modes vmState) vmState {
 	modes.restartingSince = time.Time{}
-	if err := reconfigure(ctx, vm, []types.BaseOptionValue{&types.OptionValue{Key: vcenter.KeyRestarting, Value: ""}}); err != nil {
-		// The restart is settled all the same; the mark is looked at again next time.
-		r.log.Warn("clearing the mark of a settled restart failed", "vm", vm.Reference().Value, "err", err)
-	}
+	r.clearRecords(ctx, vm, []types.BaseOptionValue{&types.OptionValue{Key: vcenter.KeyRestarting, Value: ""}}, "a settled restart")
 	return modes
 }

@@ -17,13 +17,13 @@ import (
 // names now is that disk.
 func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.VirtualMachineFileLayoutEx, held map[string]string, reconfigureErr error) volumeReport {
 	rep := volumeReport{managed: map[int32]bool{}}
-	resolved := map[int32]bool{} // disks of the volumes entries name now
-	for _, w := range want {
-		if w.cns.id == "" {
-			continue
-		}
-		if disk := volumeDisk(devices, w.cns); disk != nil {
-			resolved[disk.Key] = true
+	volDisk := make([]*types.VirtualDisk, len(want)) // each entry's volume's disk, when it has one
+	resolved := map[int32]bool{}
+	for i, w := range want {
+		if w.cns.id != "" {
+			if volDisk[i] = volumeDisk(devices, w.cns); volDisk[i] != nil {
+				resolved[volDisk[i].Key] = true
+			}
 		}
 	}
 	heldDisk := map[string]*types.VirtualDisk{} // by entry name; a disk another entry names is that one's
@@ -34,12 +34,10 @@ func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.V
 			heldDisk[name] = disk
 		}
 	}
-	for _, w := range want {
+	for i, w := range want {
 		v := model.VirtualMachineVolumeStatus{Name: w.spec.Name, Type: model.VolumeTypeManaged}
-		var disk *types.VirtualDisk
-		if w.cns.id != "" {
-			disk = volumeDisk(devices, w.cns)
-		} else if w.problem != "" {
+		disk := volDisk[i]
+		if w.cns.id == "" && w.problem != "" {
 			disk = heldDisk[w.spec.Name]
 		}
 		switch {
