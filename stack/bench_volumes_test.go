@@ -173,7 +173,9 @@ func createVolumes(b testing.TB, c *cns.Client, ds types.ManagedObjectReference,
 	return out
 }
 
-// bindClaims creates a claim bound to each volume through the API (as the admin may).
+// bindClaims creates a claim bound to each volume through the API (as the admin may) and
+// waits until the storage service reports every one Bound: binding is setup, and the
+// claims' reconciles would otherwise compete with the timed round.
 func (st *benchStack) bindClaims(b *testing.B, prefix string, vols []benchVolume) []benchVolume {
 	b.Helper()
 	for i := range vols {
@@ -185,7 +187,38 @@ func (st *benchStack) bindClaims(b *testing.B, prefix string, vols []benchVolume
 			b.Fatalf("create claim %s: %d %s %v", vols[i].claim, code, resp, err)
 		}
 	}
+	waitFor(b, *benchTimeout, fmt.Sprintf("the %d claims %s-* Bound", len(vols), prefix), func() bool {
+		return st.boundClaims(b, prefix+"-") == len(vols)
+	})
 	return vols
+}
+
+// boundClaims counts the claims whose name starts with prefix that are Bound.
+func (st *benchStack) boundClaims(b *testing.B, prefix string) int {
+	code, body, err := st.api.do("GET", claimsPath, nil)
+	if err != nil || code != http.StatusOK {
+		b.Fatalf("list claims: %d %s %v", code, body, err)
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Status struct {
+				Phase string `json:"phase"`
+			} `json:"status"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for _, c := range list.Items {
+		if strings.HasPrefix(c.Metadata.Name, prefix) && c.Status.Phase == "Bound" {
+			n++
+		}
+	}
+	return n
 }
 
 // poweredOnVMs creates n of the seed's vm-example through the API and waits until all run.
