@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/cns"
@@ -25,12 +23,11 @@ const cnsClusterID = "vmop"
 
 // volumes is the claims' side of CNS: the registry of their block volumes.
 type volumes struct {
-	vc      *govmomi.Client
-	cns     *cns.Client
-	user    string      // the vSphere user CNS records as the cluster's
-	started time.Time   // when this run of the service began, by vCenter's clock
-	settled atomic.Bool // no creation queued before started runs any more
-	unseen  sync.Map    // volume name → *object.Task: a creation whose outcome this run did not see
+	vc     *govmomi.Client
+	cns    *cns.Client
+	user   string   // the vSphere user CNS records as the cluster's
+	unseen sync.Map // volume name → *object.Task: a creation whose outcome this run did not see
+	issued sync.Map // task ID → true: this run's creations not known to have finished
 }
 
 // volume is what the claim loop needs of a CNS volume.

@@ -30,10 +30,10 @@ func TestClaimProvisioningSurvivesRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// observer sees every unfinished creation as an earlier run's.
-	observer := &volumes{vc: vc.Client, cns: cc, started: time.Now().Add(time.Hour)}
+	// observer issued none of the creations: it sees every unfinished one.
+	observer := &volumes{vc: vc.Client, cns: cc}
 	creating := func() bool {
-		running, err := observer.earlierCreates(t.Context())
+		running, err := observer.othersCreates(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,7 +21,7 @@ func TestCreateWhoseWaitFailedIsNotRepeated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &volumes{vc: vc.Client, cns: cc, started: time.Now()}
+	v := &volumes{vc: vc.Client, cns: cc}
 	name := claimVolumeName(uuid.NewString())
 	waiting, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	_, err = v.create(waiting, name, classPolicy(t, "my-storage-class"), "my-namespace", "unseen", resource.MustParse("1Gi"), nil)
@@ -36,6 +36,38 @@ func TestCreateWhoseWaitFailedIsNotRepeated(t *testing.T) {
 	}
 	if _, found, err := v.byName(t.Context(), name); err != nil || !found {
 		t.Fatalf("volume %s after awaiting its creation: found %v (%v), want it found", name, found, err)
+	}
+	if n := len(cnsVolumes(t, name)); n != 1 {
+		t.Errorf("%d CNS volumes named %s, want 1", n, name)
+	}
+}
+
+// A replica that dies while vCenter still runs its creation frees the claim's lease once
+// the lease expires. Another replica, which was running before that creation was queued,
+// then provisions the claim: it waits for the creation it did not issue and finds the
+// volume by name instead of making a second one.
+func TestAnotherReplicasUnfinishedCreateIsAwaited(t *testing.T) {
+	delayTasks(t, "CnsCreateVolume", 1500)
+	cc, err := cns.NewClient(t.Context(), vc.Client.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	survivor := &volumes{vc: vc.Client, cns: cc}
+	dead := &volumes{vc: vc.Client, cns: cc}
+	name := claimVolumeName(uuid.NewString())
+	dying, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	_, err = dead.create(dying, name, classPolicy(t, "my-storage-class"), "my-namespace", "taken-over", resource.MustParse("1Gi"), nil)
+	cancel()
+	if err == nil || vcenter.IsFault(err) {
+		t.Fatalf("create with a wait cut short: %v, want the wait's own failure", err)
+	}
+
+	// The surviving replica's provisioning of the claim.
+	if err := survivor.awaitCreatesOf(t.Context(), name); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := survivor.byName(t.Context(), name); err != nil || !found {
+		t.Fatalf("volume %s after awaiting the other replica's creation: found %v (%v), want it found", name, found, err)
 	}
 	if n := len(cnsVolumes(t, name)); n != 1 {
 		t.Errorf("%d CNS volumes named %s, want 1", n, name)

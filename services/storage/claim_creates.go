@@ -13,15 +13,30 @@ import (
 	"github.com/vmop/vmop/pkg/vcenter"
 )
 
-// awaitEarlierCreates waits for the CNS volume creations vCenter still runs that were
-// queued before this run of the service began: ones a previous run started before it
-// stopped, whose volumes cannot be found by name until they finish. Once none is left,
-// none can appear, and later calls return at once.
-func (v *volumes) awaitEarlierCreates(ctx context.Context) error {
-	if v.settled.Load() {
-		return nil
+// creating records a creation of the volume name this run issued; seen is told the error
+// of waiting for it. An unanswered wait (vcenter.Unanswered: it failed on the way while
+// vCenter went on) leaves the creation for awaitCreatesOf, or a retry would not find the
+// volume by name yet and make a second one; any other outcome is seen.
+func (v *volumes) creating(name string, task *object.Task) (seen func(error)) {
+	v.issued.Store(task.Reference().Value, true)
+	v.unseen.Store(name, task)
+	return func(err error) {
+		if !vcenter.Unanswered(err) {
+			v.unseen.CompareAndDelete(name, task)
+			v.issued.Delete(task.Reference().Value)
+		}
 	}
-	running, err := v.earlierCreates(ctx)
+}
+
+// awaitCreatesOf waits for the creations that may still make a volume named name, so that
+// a lookup by name after it tells the truth: this run's own of name whose outcome it did
+// not see, and every one vCenter still runs that this run did not issue. Those are a
+// previous run's, or another replica's that died before it saw its outcome: the claim's
+// lease is then free again, and the lookup must not miss what that replica's creation is
+// about to make. CNS does not tell which volume a task creates, so all of them are waited
+// for.
+func (v *volumes) awaitCreatesOf(ctx context.Context, name string) error {
+	running, err := v.othersCreates(ctx)
 	if err != nil {
 		return err
 	}
@@ -31,43 +46,21 @@ func (v *volumes) awaitEarlierCreates(ctx context.Context) error {
 			return fmt.Errorf("wait for CNS volume creation %s: %w", ref.Value, err)
 		}
 	}
-	v.settled.Store(true)
-	return nil
-}
-
-// creating records a creation of the volume name this run issued; seen is told the error
-// of waiting for it. An unanswered wait (vcenter.Unanswered: it failed on the way while
-// vCenter went on) leaves the creation for awaitCreatesOf, or a retry would not find the
-// volume by name yet and make a second one; any other outcome is seen.
-func (v *volumes) creating(name string, task *object.Task) (seen func(error)) {
-	v.unseen.Store(name, task)
-	return func(err error) {
-		if !vcenter.Unanswered(err) {
-			v.unseen.CompareAndDelete(name, task)
-		}
-	}
-}
-
-// awaitCreatesOf waits for the creations that may still make a volume named name, so that
-// a lookup by name after it tells the truth: those queued before this run began
-// (awaitEarlierCreates), and this run's own of name whose outcome it did not see.
-func (v *volumes) awaitCreatesOf(ctx context.Context, name string) error {
-	if err := v.awaitEarlierCreates(ctx); err != nil {
-		return err
-	}
 	t, ok := v.unseen.Load(name)
 	if !ok {
 		return nil
 	}
-	if _, err := t.(*object.Task).WaitForResult(ctx); vcenter.Unanswered(err) {
+	task := t.(*object.Task)
+	if _, err := task.WaitForResult(ctx); vcenter.Unanswered(err) {
 		return fmt.Errorf("wait for the creation of CNS volume %s: %w", name, err)
 	}
 	v.unseen.CompareAndDelete(name, t)
+	v.issued.Delete(task.Reference().Value)
 	return nil
 }
 
-// earlierCreates are the unfinished CNS volume creations queued before this run began.
-func (v *volumes) earlierCreates(ctx context.Context) ([]types.ManagedObjectReference, error) {
+// othersCreates are the unfinished CNS volume creations this run did not issue.
+func (v *volumes) othersCreates(ctx context.Context) ([]types.ManagedObjectReference, error) {
 	pc := property.DefaultCollector(v.vc.Client)
 	var tm mo.TaskManager
 	if err := pc.RetrieveOne(ctx, *v.vc.ServiceContent.TaskManager, []string{"recentTask"}, &tm); err != nil {
@@ -77,7 +70,7 @@ func (v *volumes) earlierCreates(ctx context.Context) ([]types.ManagedObjectRefe
 		return nil, nil
 	}
 	var tasks []mo.Task
-	if err := pc.Retrieve(ctx, tm.RecentTask, []string{"info"}, &tasks); err != nil {
+	if err := pc.Retrieve(ctx, tm.RecentTask, []string{"info.descriptionId", "info.state"}, &tasks); err != nil {
 		return nil, fmt.Errorf("read vCenter's recent tasks: %w", err)
 	}
 	var out []types.ManagedObjectReference
@@ -85,7 +78,7 @@ func (v *volumes) earlierCreates(ctx context.Context) ([]types.ManagedObjectRefe
 		i := t.Info
 		creates := strings.Contains(strings.ToLower(i.DescriptionId), "createvolume")
 		unfinished := i.State == types.TaskInfoStateQueued || i.State == types.TaskInfoStateRunning
-		if creates && unfinished && i.QueueTime.Before(v.started) {
+		if _, own := v.issued.Load(t.Reference().Value); creates && unfinished && !own {
 			out = append(out, t.Reference())
 		}
 	}

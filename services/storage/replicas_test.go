@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
@@ -97,8 +96,8 @@ func TestReplicasProvisionEachClaimOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// observer sees every unfinished creation as an earlier run's.
-	observer := &volumes{vc: vc.Client, cns: cc, started: time.Now().Add(time.Hour)}
+	// observer issued none of the creations: it sees every unfinished one.
+	observer := &volumes{vc: vc.Client, cns: cc}
 	var claims []*pvcFixture
 	for i := range 8 {
 		c := newPVCFixture(fmt.Sprintf("once-%d", i), "8Gi", "my-storage-class")
@@ -106,7 +105,7 @@ func TestReplicasProvisionEachClaimOnce(t *testing.T) {
 		claims = append(claims, c)
 	}
 	waitFor(t, "a CNS volume creation running", func() bool {
-		running, err := observer.earlierCreates(t.Context())
+		running, err := observer.othersCreates(t.Context())
 		return err == nil && len(running) > 0
 	})
 	for _, c := range claims {

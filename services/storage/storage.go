@@ -19,7 +19,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmware/govmomi/cns"
-	"github.com/vmware/govmomi/vim25/methods"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -71,12 +70,7 @@ func run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("storage: CNS client: %w", err)
 	}
-	// vCenter's clock, which its tasks' queue times are read against.
-	started, err := methods.GetCurrentTime(ctx, vc.Client)
-	if err != nil {
-		return fmt.Errorf("storage: read vCenter's time: %w", err)
-	}
-	claimVolumes := &volumes{vc: vc, cns: cnsClient, user: cfg.VCenter.URL.User.Username(), started: *started}
+	claimVolumes := &volumes{vc: vc, cns: cnsClient, user: cfg.VCenter.URL.User.Username()}
 	register := &registrar{js: cfg.JetStream, vc: vc, cns: cnsClient, creates: claimVolumes, now: time.Now}
 	h := &handler{js: cfg.JetStream, vc: vc, volumes: &attacher{vc: vc, cns: &cnsRegistry{c: cnsClient, vc: vc.Client}, js: cfg.JetStream}, register: register,
 		isos: &isoFinder{js: cfg.JetStream, rest: rc, vim: vc.Client}, now: time.Now}
