@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/cns"
@@ -28,6 +29,12 @@ type volumes struct {
 	user   string   // the vSphere user CNS records as the cluster's
 	unseen sync.Map // volume name → *object.Task: a creation whose outcome this run did not see
 	issued sync.Map // task ID → true: this run's creations not known to have finished
+	// othersWait bounds the wait for creations this run did not issue; zero is
+	// othersCreatesWait.
+	othersWait time.Duration
+
+	mu     sync.Mutex
+	passed map[string]bool // recent vCenter tasks that are finished or no CNS creation, by ID
 }
 
 // volume is what the claim loop needs of a CNS volume.

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -53,6 +54,11 @@ func TestAnotherReplicasUnfinishedCreateIsAwaited(t *testing.T) {
 		t.Fatal(err)
 	}
 	survivor := &volumes{vc: vc.Client, cns: cc}
+	// The survivor has looked at vCenter's tasks before (a provisioning of its own): what
+	// it passed over then must not hide what comes after.
+	if _, err := survivor.othersCreates(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	dead := &volumes{vc: vc.Client, cns: cc}
 	name := claimVolumeName(uuid.NewString())
 	dying, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
@@ -71,5 +77,35 @@ func TestAnotherReplicasUnfinishedCreateIsAwaited(t *testing.T) {
 	}
 	if n := len(cnsVolumes(t, name)); n != 1 {
 		t.Errorf("%d CNS volumes named %s, want 1", n, name)
+	}
+}
+
+// A creation this run did not issue that outlasts the wait fails the lookup, to be
+// retried, instead of being taken as finished: its volume may yet appear.
+func TestOthersCreateOutlastingTheWaitFailsTheLookup(t *testing.T) {
+	delayTasks(t, "CnsCreateVolume", 1500)
+	cc, err := cns.NewClient(t.Context(), vc.Client.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	survivor := &volumes{vc: vc.Client, cns: cc, othersWait: 100 * time.Millisecond}
+	dead := &volumes{vc: vc.Client, cns: cc}
+	name := claimVolumeName(uuid.NewString())
+	dying, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	_, err = dead.create(dying, name, classPolicy(t, "my-storage-class"), "my-namespace", "outlasting", resource.MustParse("1Gi"), nil)
+	cancel()
+	if err == nil || vcenter.IsFault(err) {
+		t.Fatalf("create with a wait cut short: %v, want the wait's own failure", err)
+	}
+	if err := survivor.awaitCreatesOf(t.Context(), name); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("awaiting a creation that outlasts the wait: %v, want it to fail with the deadline", err)
+	}
+	// The retry, once the creation is done, finds its volume (and the task is over
+	// before the test ends, which resets the tasks' delay).
+	if err := dead.awaitCreatesOf(t.Context(), name); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := survivor.byName(t.Context(), name); err != nil || !found {
+		t.Errorf("volume %s once its creation is done: found %v (%v), want it found", name, found, err)
 	}
 }

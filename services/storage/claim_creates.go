@@ -1,9 +1,11 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/property"
@@ -12,6 +14,10 @@ import (
 
 	"github.com/vmop/vmop/pkg/vcenter"
 )
+
+// othersCreatesWait bounds how long a lookup by name waits for the CNS creations this run
+// did not issue.
+const othersCreatesWait = time.Minute
 
 // creating records a creation of the volume name this run issued; seen is told the error
 // of waiting for it. An unanswered wait (vcenter.Unanswered: it failed on the way while
@@ -34,16 +40,22 @@ func (v *volumes) creating(name string, task *object.Task) (seen func(error)) {
 // previous run's, or another replica's that died before it saw its outcome: the claim's
 // lease is then free again, and the lookup must not miss what that replica's creation is
 // about to make. CNS does not tell which volume a task creates, so all of them are waited
-// for.
+// for (live replicas' and other clients' too), for up to othersCreatesWait: a creation
+// that runs longer fails the reconcile, to be retried, instead of holding its worker.
 func (v *volumes) awaitCreatesOf(ctx context.Context, name string) error {
 	running, err := v.othersCreates(ctx)
 	if err != nil {
 		return err
 	}
-	for _, ref := range running {
-		// The task's outcome is not ours to judge: the volume is looked up by name after.
-		if _, err := object.NewTask(v.vc.Client, ref).WaitForResult(ctx); ctx.Err() != nil {
-			return fmt.Errorf("wait for CNS volume creation %s: %w", ref.Value, err)
+	if len(running) > 0 {
+		wctx, cancel := context.WithTimeout(ctx, cmp.Or(v.othersWait, othersCreatesWait))
+		defer cancel()
+		for _, ref := range running {
+			// The task's outcome is not ours to judge, only that it has one: the volume
+			// is looked up by name after.
+			if _, err := object.NewTask(v.vc.Client, ref).WaitForResult(wctx); vcenter.Unanswered(err) {
+				return fmt.Errorf("wait for CNS volume creation %s: %w", ref.Value, err)
+			}
 		}
 	}
 	t, ok := v.unseen.Load(name)
@@ -59,28 +71,49 @@ func (v *volumes) awaitCreatesOf(ctx context.Context, name string) error {
 	return nil
 }
 
-// othersCreates are the unfinished CNS volume creations this run did not issue.
+// othersCreates are the unfinished CNS volume creations this run did not issue. Of
+// vCenter's recent tasks (up to 200), only those not passed over before are asked about:
+// a task that is finished, or no CNS creation, stays so.
 func (v *volumes) othersCreates(ctx context.Context) ([]types.ManagedObjectReference, error) {
 	pc := property.DefaultCollector(v.vc.Client)
 	var tm mo.TaskManager
 	if err := pc.RetrieveOne(ctx, *v.vc.ServiceContent.TaskManager, []string{"recentTask"}, &tm); err != nil {
 		return nil, fmt.Errorf("read vCenter's recent tasks: %w", err)
 	}
-	if len(tm.RecentTask) == 0 {
-		return nil, nil
+	v.mu.Lock()
+	passed := v.passed
+	v.mu.Unlock()
+	var ask []types.ManagedObjectReference
+	for _, ref := range tm.RecentTask {
+		if _, own := v.issued.Load(ref.Value); !own && !passed[ref.Value] {
+			ask = append(ask, ref)
+		}
 	}
 	var tasks []mo.Task
-	if err := pc.Retrieve(ctx, tm.RecentTask, []string{"info.descriptionId", "info.state"}, &tasks); err != nil {
-		return nil, fmt.Errorf("read vCenter's recent tasks: %w", err)
+	if len(ask) > 0 {
+		if err := pc.Retrieve(ctx, ask, []string{"info.descriptionId", "info.state"}, &tasks); err != nil {
+			return nil, fmt.Errorf("read vCenter's recent tasks: %w", err)
+		}
+	}
+	now := make(map[string]bool, len(tm.RecentTask)) // what is passed over of the recent tasks now
+	for _, ref := range tm.RecentTask {
+		if passed[ref.Value] {
+			now[ref.Value] = true
+		}
 	}
 	var out []types.ManagedObjectReference
 	for _, t := range tasks {
 		i := t.Info
 		creates := strings.Contains(strings.ToLower(i.DescriptionId), "createvolume")
 		unfinished := i.State == types.TaskInfoStateQueued || i.State == types.TaskInfoStateRunning
-		if _, own := v.issued.Load(t.Reference().Value); creates && unfinished && !own {
+		if creates && unfinished {
 			out = append(out, t.Reference())
+		} else {
+			now[t.Reference().Value] = true
 		}
 	}
+	v.mu.Lock()
+	v.passed = now
+	v.mu.Unlock()
 	return out, nil
 }
