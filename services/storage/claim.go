@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -136,6 +137,9 @@ func (c *claims) provision(ctx context.Context, o reconcile.Object, claim *model
 		}
 	}
 	if err := recordVolume(ctx, c.js, o, id); err != nil {
+		if errors.Is(err, events.ErrConflict) {
+			err = errors.Join(err, c.dropUnrecorded(ctx, o, id))
+		}
 		return reconcile.Result{}, err
 	}
 	claim.Spec.VolumeName = id
@@ -143,6 +147,19 @@ func (c *claims) provision(ctx context.Context, o reconcile.Object, claim *model
 		vol = volume{ID: id, Capacity: model.ClaimRequest(claim)}
 	}
 	return report.bound(claim, vol), nil
+}
+
+// dropUnrecorded deletes the volume id made for the claim of o when its record lost to a
+// write that gave the claim another volume (a VM's image-disk registration took the claim
+// over): nothing will ever record id, which no VM can have attached, and it would be left
+// in CNS.
+func (c *claims) dropUnrecorded(ctx context.Context, o reconcile.Object, id string) error {
+	var latest model.PersistentVolumeClaim
+	found, err := reconcile.LastSpecOf(ctx, c.js, o.Ref, &latest)
+	if err != nil || !found || string(latest.UID) != o.Meta.UID || latest.Spec.VolumeName == "" || latest.Spec.VolumeName == id {
+		return err
+	}
+	return c.volumes.remove(ctx, id)
 }
 
 // resize grows the volume to a request above its capacity, when the class allows it.

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmware/govmomi/cns"
 	"github.com/vmware/govmomi/simulator"
 
 	"github.com/vmop/vmop/pkg/events/eventstest"
@@ -26,10 +25,7 @@ func TestClaimProvisioningSurvivesRestarts(t *testing.T) {
 	// the killed service has returned: under a loaded CI machine that took more than the
 	// 1.5 s this once was.
 	delayTasks(t, "CnsCreateVolume", 4000)
-	cc, err := cns.NewClient(t.Context(), vc.Client.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc := cnsClient(t)
 	// observer issued none of the creations: it sees every unfinished one.
 	observer := &volumes{vc: vc.Client, cns: cc}
 	creating := func() bool {

@@ -17,19 +17,9 @@ import (
 // with it is waited for by the claim's next provisioning, which then finds the volume by
 // name instead of making a second one.
 func TestCreateWhoseWaitFailedIsNotRepeated(t *testing.T) {
-	delayTasks(t, "CnsCreateVolume", 1500)
-	cc, err := cns.NewClient(t.Context(), vc.Client.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := &volumes{vc: vc.Client, cns: cc}
+	v := &volumes{vc: vc.Client, cns: cnsClient(t)}
 	name := claimVolumeName(uuid.NewString())
-	waiting, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
-	_, err = v.create(waiting, name, classPolicy(t, "my-storage-class"), "my-namespace", "unseen", resource.MustParse("1Gi"), nil)
-	cancel()
-	if err == nil || vcenter.IsFault(err) {
-		t.Fatalf("create with a wait cut short: %v, want the wait's own failure", err)
-	}
+	createCutShort(t, v, name)
 
 	// The next provisioning of the claim.
 	if err := v.awaitCreatesOf(t.Context(), name); err != nil {
@@ -48,25 +38,15 @@ func TestCreateWhoseWaitFailedIsNotRepeated(t *testing.T) {
 // then provisions the claim: it waits for the creation it did not issue and finds the
 // volume by name instead of making a second one.
 func TestAnotherReplicasUnfinishedCreateIsAwaited(t *testing.T) {
-	delayTasks(t, "CnsCreateVolume", 1500)
-	cc, err := cns.NewClient(t.Context(), vc.Client.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc := cnsClient(t)
 	survivor := &volumes{vc: vc.Client, cns: cc}
 	// The survivor has looked at vCenter's tasks before (a provisioning of its own): what
 	// it passed over then must not hide what comes after.
 	if _, err := survivor.othersCreates(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	dead := &volumes{vc: vc.Client, cns: cc}
 	name := claimVolumeName(uuid.NewString())
-	dying, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
-	_, err = dead.create(dying, name, classPolicy(t, "my-storage-class"), "my-namespace", "taken-over", resource.MustParse("1Gi"), nil)
-	cancel()
-	if err == nil || vcenter.IsFault(err) {
-		t.Fatalf("create with a wait cut short: %v, want the wait's own failure", err)
-	}
+	createCutShort(t, &volumes{vc: vc.Client, cns: cc}, name)
 
 	// The surviving replica's provisioning of the claim.
 	if err := survivor.awaitCreatesOf(t.Context(), name); err != nil {
@@ -83,20 +63,12 @@ func TestAnotherReplicasUnfinishedCreateIsAwaited(t *testing.T) {
 // A creation this run did not issue that outlasts the wait fails the lookup, to be
 // retried, instead of being taken as finished: its volume may yet appear.
 func TestOthersCreateOutlastingTheWaitFailsTheLookup(t *testing.T) {
-	delayTasks(t, "CnsCreateVolume", 1500)
-	cc, err := cns.NewClient(t.Context(), vc.Client.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc := cnsClient(t)
 	survivor := &volumes{vc: vc.Client, cns: cc, othersWait: 100 * time.Millisecond}
 	dead := &volumes{vc: vc.Client, cns: cc}
 	name := claimVolumeName(uuid.NewString())
-	dying, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
-	_, err = dead.create(dying, name, classPolicy(t, "my-storage-class"), "my-namespace", "outlasting", resource.MustParse("1Gi"), nil)
-	cancel()
-	if err == nil || vcenter.IsFault(err) {
-		t.Fatalf("create with a wait cut short: %v, want the wait's own failure", err)
-	}
+	createCutShort(t, dead, name)
+
 	if err := survivor.awaitCreatesOf(t.Context(), name); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("awaiting a creation that outlasts the wait: %v, want it to fail with the deadline", err)
 	}
@@ -108,4 +80,27 @@ func TestOthersCreateOutlastingTheWaitFailsTheLookup(t *testing.T) {
 	if _, found, err := survivor.byName(t.Context(), name); err != nil || !found {
 		t.Errorf("volume %s once its creation is done: found %v (%v), want it found", name, found, err)
 	}
+}
+
+// createCutShort starts the creation of the CNS volume name with v, which vCenter takes
+// 1.5 s for, and stops waiting for it after 200 ms, as a replica that dies or loses
+// vCenter mid-create: vCenter goes on with it.
+func createCutShort(t *testing.T, v *volumes, name string) {
+	t.Helper()
+	delayTasks(t, "CnsCreateVolume", 1500)
+	waiting, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	_, err := v.create(waiting, name, classPolicy(t, "my-storage-class"), "my-namespace", "unseen", resource.MustParse("1Gi"), nil)
+	if err == nil || vcenter.IsFault(err) {
+		t.Fatalf("create with a wait cut short: %v, want the wait's own failure", err)
+	}
+}
+
+func cnsClient(t *testing.T) *cns.Client {
+	t.Helper()
+	cc, err := cns.NewClient(t.Context(), vc.Client.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cc
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/vmware/govmomi/cns"
 	"github.com/vmware/govmomi/object"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -92,10 +91,7 @@ func TestReplicasProvisionEachClaimOnce(t *testing.T) {
 	js := startService(t)
 	startReplica(t, js)
 	delayTasks(t, "CnsCreateVolume", 1000)
-	cc, err := cns.NewClient(t.Context(), vc.Client.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc := cnsClient(t)
 	// observer issued none of the creations: it sees every unfinished one.
 	observer := &volumes{vc: vc.Client, cns: cc}
 	var claims []*pvcFixture
