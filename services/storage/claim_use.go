@@ -1,11 +1,13 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/nats-io/nats.go/jetstream"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,8 +71,12 @@ func vmsWithClaim(ctx context.Context, js jetstream.JetStream, claim events.Ref)
 		return nil, err
 	}
 	var out []model.VirtualMachine
+	quoted := []byte(strconv.Quote(claim.Name))
 	for _, rec := range recs {
-		if rec.Op != events.OpPut {
+		// A record that names the claim holds its name as a JSON string, spelled as
+		// encoding/json writes it (the gateway writes every record anew): the others
+		// are not decoded.
+		if rec.Op != events.OpPut || !bytes.Contains(rec.Body, quoted) {
 			continue
 		}
 		var vm model.VirtualMachine

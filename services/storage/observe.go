@@ -65,9 +65,9 @@ func diskStatus(devices object.VirtualDeviceList, disk *types.VirtualDisk, layou
 		DiskUUID:    b.UUID,
 		DiskMode:    diskModes[types.VirtualDiskMode(b.DiskMode)],
 		SharingMode: model.VolumeSharingModeNone,
-		Limit:       bytes(disk.CapacityInBytes),
-		Requested:   bytes(disk.CapacityInBytes),
-		Used:        bytes(uniqueSize(layout, disk.Key)),
+		Limit:       sizeQuantity(disk.CapacityInBytes),
+		Requested:   sizeQuantity(disk.CapacityInBytes),
+		Used:        sizeQuantity(uniqueSize(layout, disk.Key)),
 	}
 	if b.Sharing == string(types.VirtualDiskSharingSharingMultiWriter) {
 		v.SharingMode = model.VolumeSharingModeMultiWriter
@@ -187,9 +187,9 @@ func usage(vols []model.VirtualMachineVolumeStatus, layout *types.VirtualMachine
 		}
 	}
 	return &model.VirtualMachineStorageStatus{
-		Total:     bytes(requested + other),
-		Requested: &model.VirtualMachineStorageStatusRequested{Disks: bytes(requested)},
-		Usage:     &model.VirtualMachineStorageStatusUsage{Disks: bytes(used), Other: bytes(other)},
+		Total:     sizeQuantity(requested + other),
+		Requested: &model.VirtualMachineStorageStatusRequested{Disks: sizeQuantity(requested)},
+		Usage:     &model.VirtualMachineStorageStatusUsage{Disks: sizeQuantity(used), Other: sizeQuantity(other)},
 	}
 }
 
@@ -259,7 +259,7 @@ func nameCdroms(ctrls []model.VirtualControllerStatus, hw *model.VirtualMachineH
 	}
 }
 
-// bytes renders a size as Kubernetes does: a binary suffix when it divides evenly (20Gi).
-func bytes(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.BinarySI) }
+// sizeQuantity renders a size in bytes as Kubernetes does: a binary suffix when it divides evenly (20Gi).
+func sizeQuantity(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.BinarySI) }
 
 func ptr[T any](v T) *T { return &v }

@@ -83,7 +83,7 @@ func adopt(ctx context.Context, js jetstream.JetStream, claim owned, c model.Per
 				resources = map[string]any{}
 				spec["resources"] = resources
 			}
-			setKey(resources, "requests", model.StorageRequest, bytes(size).String())
+			setKey(resources, "requests", model.StorageRequest, sizeQuantity(size).String())
 		}
 		return nil
 	})

@@ -64,7 +64,7 @@ func TestPreCreatedClaimBecomesTheImageDisks(t *testing.T) {
 		t.Errorf("claim after registration: dataSourceRef %+v, owners %+v, annotations %v, labels %v, class %s; "+
 			"want the VM's registration, in its own class", ds, owner, pvc.Annotations, pvc.Labels, *pvc.Spec.StorageClassName)
 	}
-	if req := model.ClaimRequest(&pvc); req.Cmp(*bytes(found.Volumes[0].BackingObjectDetails.GetCnsBackingObjectDetails().CapacityInMb << 20)) != 0 {
+	if req := model.ClaimRequest(&pvc); req.Cmp(*sizeQuantity(found.Volumes[0].BackingObjectDetails.GetCnsBackingObjectDetails().CapacityInMb << 20)) != 0 {
 		t.Errorf("claim requests %s, want the image disk's size, %d MiB, not the 1Gi asked beforehand", req.String(),
 			found.Volumes[0].BackingObjectDetails.GetCnsBackingObjectDetails().CapacityInMb)
 	}

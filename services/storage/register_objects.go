@@ -139,7 +139,7 @@ func (g registration) persistentVolumeClaim(volumeID string, now time.Time) mode
 		Spec: model.PersistentVolumeClaimSpec{
 			AccessModes: []model.PersistentVolumeAccessMode{g.disk.accessMode()},
 			Resources: &model.VolumeResourceRequirements{
-				Requests: model.ResourceList{"storage": *bytes(g.disk.device.CapacityInBytes)},
+				Requests: model.ResourceList{"storage": *sizeQuantity(g.disk.device.CapacityInBytes)},
 			},
 			StorageClassName: &class,
 			VolumeName:       volumeID,

@@ -25,8 +25,8 @@ func TestStorageUsageFollowsTheSeed(t *testing.T) {
 		},
 	}
 	vols := []model.VirtualMachineVolumeStatus{
-		{Name: "disk-1", Type: model.VolumeTypeClassic, Requested: bytes(10 * gi), Used: bytes(gi)},
-		{Name: "pvc-1", Type: model.VolumeTypeManaged, Requested: bytes(50 * gi), Used: bytes(5 * gi)},
+		{Name: "disk-1", Type: model.VolumeTypeClassic, Requested: sizeQuantity(10 * gi), Used: sizeQuantity(gi)},
+		{Name: "pvc-1", Type: model.VolumeTypeManaged, Requested: sizeQuantity(50 * gi), Used: sizeQuantity(5 * gi)},
 	}
 	got := usage(vols, layout)
 	for name, tc := range map[string]struct {

@@ -46,13 +46,13 @@ func report(want []wantVolume, devices object.VirtualDeviceList, layout *types.V
 			v = diskStatus(devices, disk, layout)
 			v.Name, v.Type = w.spec.Name, w.volumeType(v.DiskUUID)
 			if w.claim.requested > 0 {
-				v.Requested = bytes(w.claim.requested)
+				v.Requested = sizeQuantity(w.claim.requested)
 			}
 			switch {
 			case w.problem != "":
 				v.Error = w.problem
 			case reconfigureErr != nil && disk.CapacityInBytes < w.cns.capacity:
-				v.Error = fmt.Sprintf("growing the disk to %s failed: %v", bytes(w.cns.capacity), reconfigureErr)
+				v.Error = fmt.Sprintf("growing the disk to %s failed: %v", sizeQuantity(w.cns.capacity), reconfigureErr)
 			}
 		case w.problem != "":
 			v.Error = w.problem
