@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"bytes"
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -16,12 +18,16 @@ import (
 // entry removed from the VM leaves its claim owned by the VM (the seed's Removing
 // Additional Image Disks). Objects the VM does not own are left alone.
 func (r *registrar) release(ctx context.Context, vm *model.VirtualMachine) error {
+	uid := []byte(strconv.Quote(string(vm.UID)))
 	for _, plural := range []string{pluralClaims, pluralRegistered} {
 		recs, err := events.LastSpecsIn(ctx, r.js, plural, vm.Namespace)
 		if err != nil {
 			return err
 		}
 		for _, rec := range recs {
+			if !bytes.Contains(rec.Body, uid) {
+				continue // its owner references do not name the VM: only those records are decoded
+			}
 			o, err := ownedFrom(rec)
 			if err != nil {
 				continue // a record no owner can be read from is no VM's: not this one's to hold up
