@@ -19,12 +19,14 @@ import (
 )
 
 // users names what holds the claim (pvc-protection): the VMs of its namespace whose
-// spec.volumes name it, and the vSphere VMs with a disk backed by its volume's file
-// (attached although no spec names it any more: the detach has not happened yet).
+// spec.volumes name it, or else the vSphere VMs with a disk backed by its volume's file
+// (attached although no spec names it any more: the detach has not happened yet). Those
+// are looked for only when no spec names the claim: the search reads every VM's devices,
+// and a VM naming the claim holds it anyway.
 func (c *claims) users(ctx context.Context, claim events.Ref, diskPath string) ([]string, error) {
 	out, err := c.consumers(ctx, claim)
-	if err != nil {
-		return nil, err
+	if err != nil || len(out) > 0 {
+		return out, err
 	}
 	attached, err := c.volumes.attachedTo(ctx, diskPath)
 	if err != nil {
