@@ -76,8 +76,8 @@ func vmsWithClaim(ctx context.Context, js jetstream.JetStream, claim events.Ref)
 	quoted := []byte(strconv.Quote(claim.Name))
 	for _, rec := range recs {
 		// A record that names the claim holds its name as a JSON string, spelled as
-		// encoding/json writes it (the gateway writes every record anew): the others
-		// are not decoded.
+		// encoding/json writes it (the gateway and the services write every record
+		// with it, and a name has nothing to escape): the others are not decoded.
 		if rec.Op != events.OpPut || !bytes.Contains(rec.Body, quoted) {
 			continue
 		}
