@@ -24,11 +24,12 @@ const cnsClusterID = "vmop"
 
 // volumes is the claims' side of CNS: the registry of their block volumes.
 type volumes struct {
-	vc     *govmomi.Client
-	cns    *cns.Client
-	user   string   // the vSphere user CNS records as the cluster's
-	unseen sync.Map // volume name → *object.Task: a creation whose outcome this run did not see
-	issued sync.Map // task ID → true: this run's creations not known to have finished
+	vc   *govmomi.Client
+	cns  *cns.Client
+	user string // the vSphere user CNS records as the cluster's
+	// unseen: volume name → *object.Task, a creation of this run whose outcome it has not
+	// seen (running, or its wait unanswered); every other unfinished one is another's.
+	unseen sync.Map
 	// othersWait bounds the wait for creations this run did not issue; zero is
 	// othersCreatesWait.
 	othersWait time.Duration

@@ -24,12 +24,10 @@ const othersCreatesWait = time.Minute
 // vCenter went on) leaves the creation for awaitCreatesOf, or a retry would not find the
 // volume by name yet and make a second one; any other outcome is seen.
 func (v *volumes) creating(name string, task *object.Task) (seen func(error)) {
-	v.issued.Store(task.Reference().Value, true)
 	v.unseen.Store(name, task)
 	return func(err error) {
 		if !vcenter.Unanswered(err) {
 			v.unseen.CompareAndDelete(name, task)
-			v.issued.Delete(task.Reference().Value)
 		}
 	}
 }
@@ -62,12 +60,10 @@ func (v *volumes) awaitCreatesOf(ctx context.Context, name string) error {
 	if !ok {
 		return nil
 	}
-	task := t.(*object.Task)
-	if _, err := task.WaitForResult(ctx); vcenter.Unanswered(err) {
+	if _, err := t.(*object.Task).WaitForResult(ctx); vcenter.Unanswered(err) {
 		return fmt.Errorf("wait for the creation of CNS volume %s: %w", name, err)
 	}
 	v.unseen.CompareAndDelete(name, t)
-	v.issued.Delete(task.Reference().Value)
 	return nil
 }
 
@@ -83,9 +79,14 @@ func (v *volumes) othersCreates(ctx context.Context) ([]types.ManagedObjectRefer
 	v.mu.Lock()
 	passed := v.passed
 	v.mu.Unlock()
+	own := map[string]bool{} // this run's creations whose outcome it has not seen
+	v.unseen.Range(func(_, t any) bool {
+		own[t.(*object.Task).Reference().Value] = true
+		return true
+	})
 	var ask []types.ManagedObjectReference
 	for _, ref := range tm.RecentTask {
-		if _, own := v.issued.Load(ref.Value); !own && !passed[ref.Value] {
+		if !own[ref.Value] && !passed[ref.Value] {
 			ask = append(ask, ref)
 		}
 	}

@@ -73,13 +73,9 @@ func vmsWithClaim(ctx context.Context, js jetstream.JetStream, claim events.Ref)
 		return nil, err
 	}
 	var out []model.VirtualMachine
-	quoted := []byte(strconv.Quote(claim.Name))
 	for _, rec := range recs {
-		// A record that names the claim holds its name as a JSON string, spelled as
-		// encoding/json writes it (the gateway and the services write every record
-		// with it, and a name has nothing to escape): the others are not decoded.
-		if rec.Op != events.OpPut || !bytes.Contains(rec.Body, quoted) {
-			continue
+		if rec.Op != events.OpPut || !mentions(rec.Body, claim.Name) {
+			continue // not decoded: it cannot name the claim
 		}
 		var vm model.VirtualMachine
 		if err := json.Unmarshal(rec.Body, &vm); err != nil {
@@ -188,4 +184,12 @@ func kindOf(ow metav1.OwnerReference) (model.Kind, bool) {
 		}
 	}
 	return model.Kind{}, false
+}
+
+// mentions reports whether the record body holds s as a JSON string, spelled as
+// encoding/json writes it: the gateway and the services write every record with it, and
+// names and UIDs have nothing to escape. A record that does not cannot name s anywhere,
+// and need not be decoded.
+func mentions(body []byte, s string) bool {
+	return bytes.Contains(body, []byte(strconv.Quote(s)))
 }

@@ -1,9 +1,7 @@
 package storage
 
 import (
-	"bytes"
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -18,15 +16,14 @@ import (
 // entry removed from the VM leaves its claim owned by the VM (the seed's Removing
 // Additional Image Disks). Objects the VM does not own are left alone.
 func (r *registrar) release(ctx context.Context, vm *model.VirtualMachine) error {
-	uid := []byte(strconv.Quote(string(vm.UID)))
 	for _, plural := range []string{pluralClaims, pluralRegistered} {
 		recs, err := events.LastSpecsIn(ctx, r.js, plural, vm.Namespace)
 		if err != nil {
 			return err
 		}
 		for _, rec := range recs {
-			if !bytes.Contains(rec.Body, uid) {
-				continue // its owner references do not name the VM: only those records are decoded
+			if !mentions(rec.Body, string(vm.UID)) {
+				continue // not decoded: its owner references cannot name the VM
 			}
 			o, err := ownedFrom(rec)
 			if err != nil {
