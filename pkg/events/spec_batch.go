@@ -82,13 +82,8 @@ func lastSpecsBatch(ctx context.Context, js jetstream.JetStream, subjects []stri
 	return err == nil && n == 0, nil
 }
 
-// LastSpecsIn reads the newest record of every object of plural in namespace, in the
-// order of their subjects, tombstones included: what a decision over a namespace reads.
-func LastSpecsIn(ctx context.Context, js jetstream.JetStream, plural, namespace string) ([]SpecRecord, error) {
-	return lastSpecsMatching(ctx, js, NamespaceSpecFilter(plural, namespace), plural+" of "+namespace)
-}
-
-// LastSpecsEverywhere is [LastSpecsIn] for every namespace: what a decision over a
+// LastSpecsEverywhere reads the newest record of every object of plural in every
+// namespace, in the order of their subjects, tombstones included: what a decision over a
 // resource that VMs of every namespace share reads (a host's local datastore).
 func LastSpecsEverywhere(ctx context.Context, js jetstream.JetStream, plural string) ([]SpecRecord, error) {
 	return lastSpecsMatching(ctx, js, SpecFilter(plural), plural)

@@ -41,9 +41,9 @@ func TestLastSpecsOfReadsTheNewestRecordOfEach(t *testing.T) {
 	if len(got) != n {
 		t.Errorf("%d records, want %d (none for the ref never written)", len(got), n)
 	}
-	in, err := events.LastSpecsIn(ctx, js, "virtualmachines", "ns")
-	if err != nil || len(in) != n || in[0].Ref != refs[0] || in[n-1].Ref != refs[n-1] {
-		t.Errorf("LastSpecsIn = %d records, %v; want the %d of the namespace in subject order", len(in), err, n)
+	every, err := events.LastSpecsEverywhere(ctx, js, "virtualmachines")
+	if err != nil || len(every) != n || every[0].Ref != refs[0] || every[n-1].Ref != refs[n-1] {
+		t.Errorf("LastSpecsEverywhere = %d records, %v; want the %d there are in subject order", len(every), err, n)
 	}
 	for _, ref := range refs[:n] {
 		want, err := events.LastSpec(ctx, js, ref)

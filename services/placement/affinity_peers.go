@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 
@@ -53,59 +54,30 @@ type headed struct {
 	uid string
 }
 
-// peers reads the namespace's VMs but self from SPECS, and where placement put those that
-// matter to self's affinity (relevant) from placement's slices in STATUS. Placement reads
-// them from the streams, never from the gateway: they are the truth the gateway folds too.
-// earlier are the VMs as read before the caller took the namespace (readHeads): their
-// records are read again only for VMs whose place may have been decided since, by a
-// decision of their group (which labels its members' zones) or one that counts for self.
-func (r *reconciler) peers(ctx context.Context, namespace, self string, relevant func(peer) bool, earlier []headed) ([]peer, error) {
-	kept := map[string]headed{}
-	for _, h := range earlier {
-		if h.groupName == "" && !relevant(h.peer) {
-			kept[h.name] = h
-		}
-	}
-	heads, err := r.readHeads(ctx, namespace, self, kept)
+// peers are the namespace's VMs but self, as their records say (the reconciler's index of
+// SPECS, current when read), with where placement put those that matter to self's
+// affinity (relevant) from placement's slices in STATUS. Placement reads them from the
+// streams, never from the gateway: they are the truth the gateway folds too.
+func (r *reconciler) peers(ctx context.Context, namespace, self string, relevant func(peer) bool) ([]peer, error) {
+	vms, err := r.vms.In(ctx, namespace)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]peer, len(heads))
+	vms = slices.DeleteFunc(vms, func(vm events.Indexed[headed]) bool { return vm.Ref.Name == self })
+	out := make([]peer, len(vms))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(peerReads)
-	for i, h := range heads {
+	for i, vm := range vms {
+		h := vm.Value
 		out[i] = h.peer
 		if relevant(h.peer) {
 			g.Go(func() (err error) {
-				out[i], err = r.readPlacement(gctx, events.Ref{Plural: pluralVMs, Namespace: namespace, Name: h.name}, h.uid, h.peer)
+				out[i], err = r.readPlacement(gctx, vm.Ref, h.uid, h.peer)
 				return err
 			})
 		}
 	}
 	return out, g.Wait()
-}
-
-// readHeads reads the records of the namespace's VMs but self, in one batched read, those
-// in kept taken as they are; deleted and unreadable ones are left out.
-func (r *reconciler) readHeads(ctx context.Context, namespace, self string, kept map[string]headed) ([]headed, error) {
-	recs, err := events.LastSpecsIn(ctx, r.js, pluralVMs, namespace)
-	if err != nil {
-		return nil, err
-	}
-	var out []headed
-	for _, rec := range recs {
-		if rec.Ref.Name == self {
-			continue
-		}
-		h, ok := kept[rec.Ref.Name]
-		if !ok {
-			h, ok = headOf(rec)
-		}
-		if ok {
-			out = append(out, h)
-		}
-	}
-	return out, nil
 }
 
 // headOf is what placement reads of a VM's record: false for one deleted, missing or

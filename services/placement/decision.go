@@ -39,10 +39,8 @@ func (r *reconciler) holdCluster(ctx context.Context, cluster string, f func(ctx
 }
 
 // preread is what a placement decision reads before it holds the VM's namespace, where
-// nothing waits for it: the namespace's other VMs' records and its groups, and vCenter's
-// room for the VM.
+// nothing waits for it: the namespace's groups, and vCenter's room for the VM.
 type preread struct {
-	heads  []headed
 	groups map[string]vmGroup // nil unless the VM is in a group
 	room   room
 }
@@ -51,9 +49,6 @@ func (r *reconciler) readAhead(ctx context.Context, t *topology, id vmIdentity, 
 	var v preread
 	var err error
 	if v.room, err = r.readRoom(ctx, t, policy); err != nil {
-		return v, err
-	}
-	if v.heads, err = r.readHeads(ctx, id.namespace, id.name, nil); err != nil {
 		return v, err
 	}
 	if vm.Spec.GroupName != "" {
@@ -85,7 +80,7 @@ func (r *reconciler) chooseAndRecord(ctx context.Context, o reconcile.Object, t 
 		// affinity needs the hosts of VMs this one's does not.
 		relevant = func(peer) bool { return true }
 	}
-	peers, err := r.peers(ctx, id.namespace, id.name, relevant, v.heads)
+	peers, err := r.peers(ctx, id.namespace, id.name, relevant)
 	if err != nil {
 		return choice{}, false, err
 	}

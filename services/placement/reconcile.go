@@ -25,6 +25,7 @@ type reconciler struct {
 	topo    topologyCache
 	folders folderCache
 	tags    tagCache
+	vms     *events.SpecIndex[headed] // the VMs' records, as affinity reads them (affinity_peers.go)
 	now     func() time.Time
 	grace   time.Duration // createGrace
 	timeout time.Duration // createTimeout
@@ -32,7 +33,7 @@ type reconciler struct {
 
 func newReconciler(js jetstream.JetStream, vc *session) *reconciler {
 	return &reconciler{js: js, vc: vc, folders: folderCache{m: map[string]*object.Folder{}},
-		now: time.Now, grace: createGrace, timeout: createTimeout}
+		vms: events.NewSpecIndex(js, pluralVMs, headOf), now: time.Now, grace: createGrace, timeout: createTimeout}
 }
 
 // reconcile is the service's reconcile.Func: the VM's latest spec and placement's previous
@@ -116,7 +117,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 		}
 		res, err := r.created(ctx, t, vm, found, policy, st, conds, done)
 		if err == nil && !rulesKept(prev, st.UniqueID) {
-			err = r.keepRules(ctx, t, id, vm, st, nil)
+			err = r.keepRules(ctx, t, id, vm, st)
 		}
 		if err == nil && vm.Labels[model.LabelZone] == "" && st.Zone != "" {
 			// The label is set before the create; a record that lost it gets it back.
@@ -214,7 +215,7 @@ func (r *reconciler) ensure(ctx context.Context, o reconcile.Object, id vmIdenti
 	if err != nil {
 		return res, err
 	}
-	return res, r.keepRules(ctx, t, id, vm, st, pre.heads)
+	return res, r.keepRules(ctx, t, id, vm, st)
 }
 
 // created reports an existing VM, and where it is: zone, host and the storage policy its

@@ -309,14 +309,14 @@ func (r *reconciler) reconfigureCluster(ctx context.Context, z zone, spec types.
 // same time may not have reported yet, and whichever of two such VMs keeps its rules last
 // finds the other: so even a VM without terms reads its namespace's VMs afresh here).
 // The slice reporting the VM created is published only after, so a VM reported created
-// has its rules (rulesKept). earlier are the namespace's VMs read before, as for peers.
-func (r *reconciler) keepRules(ctx context.Context, t *topology, id vmIdentity, vm *model.VirtualMachine, st *model.VirtualMachineStatus, earlier []headed) error {
+// has its rules (rulesKept).
+func (r *reconciler) keepRules(ctx context.Context, t *topology, id vmIdentity, vm *model.VirtualMachine, st *model.VirtualMachineStatus) error {
 	z, ok := t.zones[st.Zone]
 	if !ok || st.UniqueID == "" {
 		return nil
 	}
 	a := affinity{self: vm.Labels, spec: vm.Spec.Affinity}
-	peers, err := r.peers(ctx, id.namespace, id.name, a.relevant, earlier)
+	peers, err := r.peers(ctx, id.namespace, id.name, a.relevant)
 	if err != nil {
 		return err
 	}

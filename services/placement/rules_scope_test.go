@@ -103,9 +103,9 @@ func (h *harness) createPlainVM(topo *topology, z zone, name string) types.Manag
 }
 
 // A VM without terms keeps the pair rule of a peer whose required term selects it even
-// when the namespace it read before its create did not have that peer yet: the peer,
-// recorded meanwhile, kept its rules while this VM did not exist in vCenter, so this VM's
-// rules are the pair's last chance.
+// when that peer was recorded after the VM's own decision: the peer kept its rules while
+// this VM did not exist in vCenter, so this VM's rules are the pair's last chance, and
+// they read the namespace as it is when they are kept.
 func TestVMWithoutTermsJoinsAPeerRecordedAfterItsRead(t *testing.T) {
 	h := newHarness(t)
 	h.seedClassAndImage()
@@ -128,8 +128,7 @@ func TestVMWithoutTermsJoinsAPeerRecordedAfterItsRead(t *testing.T) {
 	vm := &model.VirtualMachine{}
 	vm.Name, vm.Namespace, vm.Labels = name, testNamespace, map[string]string{"tier": db, model.LabelZone: zone.Name}
 	st := &model.VirtualMachineStatus{Zone: zone.Name, UniqueID: ref.Value}
-	stale := []headed{} // read before the web VM was recorded
-	if err := r.keepRules(h.ctx, topo, vmIdentity{namespace: testNamespace, name: name}, vm, st, stale); err != nil {
+	if err := r.keepRules(h.ctx, topo, vmIdentity{namespace: testNamespace, name: name}, vm, st); err != nil {
 		t.Fatal(err)
 	}
 	rule := h.antiAffinityRule(zone.Name, ref.Value)

@@ -37,6 +37,7 @@ const inUsePoll = 3 * time.Second
 // claims provisions each PersistentVolumeClaim as a CNS volume and reports it.
 type claims struct {
 	js      jetstream.JetStream
+	uses    *vmClaims
 	volumes *volumes
 	trigger *reconcile.Trigger // set before the loop runs
 	now     func() time.Time
@@ -82,7 +83,7 @@ func (c *claims) step(ctx context.Context, o reconcile.Object, claim *model.Pers
 			return report.pending(reasonProvisioningFailed, problem), nil
 		}
 		// A VM naming the claim, or upgraded (a related change), brings it back here.
-		vms, err := vmsWithClaim(ctx, c.js, o.Ref)
+		vms, err := c.uses.vmsWithClaim(ctx, o.Ref)
 		if err != nil {
 			return reconcile.Result{}, err
 		}

@@ -24,7 +24,7 @@ func TestVolumeWhoseRecordLostIsDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc := cnsClient(t)
-	c := &claims{js: js, volumes: &volumes{vc: vc.Client, cns: cc}, now: time.Now}
+	c := &claims{js: js, uses: newVMClaims(js), volumes: &volumes{vc: vc.Client, cns: cc}, now: time.Now}
 	pvc := newPVCFixture("taken-over", "1Gi", "my-storage-class")
 	pvc.put(t, js)
 	rec, claim := pvc.stored(t, js)

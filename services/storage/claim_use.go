@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,51 +39,13 @@ func (c *claims) users(ctx context.Context, claim events.Ref, diskPath string) (
 
 // consumers names the VMs of the claim's namespace whose spec.volumes name it.
 func (c *claims) consumers(ctx context.Context, claim events.Ref) ([]string, error) {
-	names, err := vmsNaming(ctx, c.js, claim)
+	names, err := c.uses.vmsNaming(ctx, claim)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]string, len(names))
 	for i, name := range names {
 		out[i] = "VirtualMachine " + name
-	}
-	return out, nil
-}
-
-// vmsNaming are the names of the VMs of the claim's namespace whose spec.volumes name it,
-// read in one batch.
-func vmsNaming(ctx context.Context, js jetstream.JetStream, claim events.Ref) ([]string, error) {
-	vms, err := vmsWithClaim(ctx, js, claim)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(vms))
-	for i, vm := range vms {
-		out[i] = vm.Name
-	}
-	return out, nil
-}
-
-// vmsWithClaim are the VMs of the claim's namespace whose spec.volumes name it, read in
-// one batch.
-func vmsWithClaim(ctx context.Context, js jetstream.JetStream, claim events.Ref) ([]model.VirtualMachine, error) {
-	recs, err := events.LastSpecsIn(ctx, js, "virtualmachines", claim.Namespace)
-	if err != nil {
-		return nil, err
-	}
-	var out []model.VirtualMachine
-	for _, rec := range recs {
-		if rec.Op != events.OpPut || !mentions(rec.Body, claim.Name) {
-			continue // not decoded: it cannot name the claim
-		}
-		var vm model.VirtualMachine
-		if err := json.Unmarshal(rec.Body, &vm); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", rec.Ref, err)
-		}
-		if slices.Contains(claimsNamed(vm), claim.Name) {
-			vm.Name = rec.Ref.Name
-			out = append(out, vm)
-		}
 	}
 	return out, nil
 }

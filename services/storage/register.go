@@ -30,9 +30,10 @@ import (
 // disk, and vCenter is asked what exists before anything is made, so a crash repeats
 // nothing.
 type registrar struct {
-	js  jetstream.JetStream
-	vc  *govmomi.Client
-	cns *cns.Client
+	js   jetstream.JetStream
+	uses *vmClaims // the objects a VM owns
+	vc   *govmomi.Client
+	cns  *cns.Client
 	// creates are the CNS creations whose outcome is not known yet, which a lookup by name
 	// cannot see (volumes, shared with the claims' loop).
 	creates creations

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 )
 
@@ -17,19 +16,12 @@ import (
 // Additional Image Disks). Objects the VM does not own are left alone.
 func (r *registrar) release(ctx context.Context, vm *model.VirtualMachine) error {
 	for _, plural := range []string{pluralClaims, pluralRegistered} {
-		recs, err := events.LastSpecsIn(ctx, r.js, plural, vm.Namespace)
+		owned, err := r.uses.ownedBy(ctx, plural, vm.Namespace, string(vm.UID))
 		if err != nil {
 			return err
 		}
-		for _, rec := range recs {
-			if !mentions(rec.Body, string(vm.UID)) {
-				continue // not decoded: its owner references cannot name the VM
-			}
-			o, err := ownedFrom(rec)
-			if err != nil {
-				continue // a record no owner can be read from is no VM's: not this one's to hold up
-			}
-			if !o.live || !o.ownedBy(string(vm.UID)) || o.header.Metadata.DeletionTimestamp != "" {
+		for _, o := range owned {
+			if o.header.Metadata.DeletionTimestamp != "" {
 				continue
 			}
 			if err := r.markDeleting(ctx, o); err != nil {

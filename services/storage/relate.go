@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/model"
 )
@@ -37,17 +35,16 @@ func claimsNamed(vm model.VirtualMachine) []string {
 
 // vmsOfClaim is the VM loop's Relate: a claim's change (bound, grown) concerns the VMs
 // that own it (a VM's image-disk and instance-storage claims) or, for a claim no VM owns,
-// those whose spec.volumes name it, read from the VMs' records (one batched read, not a
-// reconcile each). A claim's removal concerns the VMs that name it (its tombstone names
+// those whose spec.volumes name it, read from the VMs' records (vmClaims, not a reconcile each). A claim's removal concerns the VMs that name it (its tombstone names
 // no owner; an owner that still exists names it too). An unreadable record and any other
 // related kind concern every VM of the namespace.
-func vmsOfClaim(js jetstream.JetStream) func(context.Context, events.SpecRecord) ([]string, bool, error) {
+func vmsOfClaim(uses *vmClaims) func(context.Context, events.SpecRecord) ([]string, bool, error) {
 	return func(ctx context.Context, rec events.SpecRecord) ([]string, bool, error) {
 		if rec.Ref.Plural != pluralClaims {
 			return nil, true, nil
 		}
 		if rec.Op == events.OpDelete {
-			naming, err := vmsNaming(ctx, js, rec.Ref)
+			naming, err := uses.vmsNaming(ctx, rec.Ref)
 			return naming, false, err
 		}
 		var claim model.PersistentVolumeClaim
@@ -63,7 +60,7 @@ func vmsOfClaim(js jetstream.JetStream) func(context.Context, events.SpecRecord)
 		if len(owners) > 0 {
 			return owners, false, nil
 		}
-		naming, err := vmsNaming(ctx, js, rec.Ref)
+		naming, err := uses.vmsNaming(ctx, rec.Ref)
 		return naming, false, err
 	}
 }

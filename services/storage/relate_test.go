@@ -47,7 +47,7 @@ func TestClaimRemovalConcernsTheVMsNamingIt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	names, all, err := vmsOfClaim(js)(ctx, tombstone)
+	names, all, err := vmsOfClaim(newVMClaims(js))(ctx, tombstone)
 	slices.Sort(names)
 	if err != nil || all || !slices.Equal(names, []string{"vm-a", "vm-b"}) {
 		t.Errorf("vmsOfClaim(removal) = %v, all %v, %v; want vm-a and vm-b only", names, all, err)

@@ -71,15 +71,16 @@ func run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("storage: CNS client: %w", err)
 	}
 	claimVolumes := &volumes{vc: vc, cns: cnsClient, user: cfg.VCenter.URL.User.Username()}
-	register := &registrar{js: cfg.JetStream, vc: vc, cns: cnsClient, creates: claimVolumes, now: time.Now}
+	uses := newVMClaims(cfg.JetStream)
+	register := &registrar{js: cfg.JetStream, uses: uses, vc: vc, cns: cnsClient, creates: claimVolumes, now: time.Now}
 	h := &handler{js: cfg.JetStream, vc: vc, volumes: &attacher{vc: vc, cns: &cnsRegistry{c: cnsClient, vc: vc.Client}, js: cfg.JetStream}, register: register,
 		isos: &isoFinder{js: cfg.JetStream, rest: rc, vim: vc.Client}, now: time.Now}
 	vmLoop := vmLoopConfig(cfg.Logger)
-	vmLoop.Relate = vmsOfClaim(cfg.JetStream)
+	vmLoop.Relate = vmsOfClaim(uses)
 	// A VM is looked at again, outside the streams, while a claim's expansion is pending.
 	trigger := reconcile.NewTrigger(cfg.JetStream, vmLoop, h.reconcile)
 	claimCfg := claimLoopConfig(cfg.Logger)
-	pvcs := &claims{js: cfg.JetStream, volumes: claimVolumes, now: time.Now}
+	pvcs := &claims{js: cfg.JetStream, uses: uses, volumes: claimVolumes, now: time.Now}
 	pvcs.trigger = reconcile.NewTrigger(cfg.JetStream, claimCfg, pvcs.reconcile)
 	images := &imageReconciler{rest: rc, vc: vc.Client, now: time.Now}
 	// The loops run until ctx ends or one fails, which stops the others.

@@ -1,0 +1,137 @@
+package events
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/synadia-io/orbit.go/jetstreamext"
+)
+
+// specIndexBatch is how many records one batched direct get of a SpecIndex asks for.
+const specIndexBatch = 512
+
+// SpecIndex keeps in one process what project makes of the newest record of each object
+// of a kind: a decision over a whole namespace (placement's affinity, storage's claim
+// users) reads it instead of every record of the namespace, which made each decision cost
+// as much as the namespace is large, and creating n VMs cost n². Each read first brings the
+// index up to the stream with a batched direct get of the records appended since the last
+// (one request that finds none when nothing changed), so it sees what a read of the
+// stream at that time sees. It reads the stream from its start once, and
+// from then on only forward, so a replica that answered from behind is caught up with at
+// the next read, never skipped.
+type SpecIndex[T any] struct {
+	js      jetstream.JetStream
+	plural  string
+	project func(SpecRecord) (T, bool) // what is kept of a live record; false: nothing
+
+	mu       sync.Mutex
+	applied  uint64    // the SPECS sequence read up to
+	caughtUp time.Time // when the last read up to the stream's end began
+	objects  map[string]map[string]Indexed[T]
+}
+
+// Indexed is what a SpecIndex keeps of one object.
+type Indexed[T any] struct {
+	Ref   Ref
+	Seq   uint64 // the SPECS sequence of the record it was made of
+	Value T
+}
+
+// NewSpecIndex is an empty index of plural's objects; project says what it keeps of a
+// record that is not a tombstone (false for nothing, e.g. an unreadable record).
+func NewSpecIndex[T any](js jetstream.JetStream, plural string, project func(SpecRecord) (T, bool)) *SpecIndex[T] {
+	return &SpecIndex[T]{js: js, plural: plural, project: project, objects: map[string]map[string]Indexed[T]{}}
+}
+
+// In returns what the index keeps of the namespace's objects, ordered by name, as of the
+// stream's state when it was called.
+func (x *SpecIndex[T]) In(ctx context.Context, namespace string) ([]Indexed[T], error) {
+	asked := time.Now()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := x.catchUp(ctx, asked); err != nil {
+		return nil, fmt.Errorf("read %s of %s: %w", x.plural, namespace, err)
+	}
+	out := make([]Indexed[T], 0, len(x.objects[namespace]))
+	for _, o := range x.objects[namespace] {
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b Indexed[T]) int { return cmp.Compare(a.Ref.Name, b.Ref.Name) })
+	return out, nil
+}
+
+// catchUp reads the records appended since the index last did, unless a read that began
+// after asked already did: callers waiting on one another share the reads.
+func (x *SpecIndex[T]) catchUp(ctx context.Context, asked time.Time) error {
+	if x.caughtUp.After(asked) {
+		return nil
+	}
+	began := time.Now()
+	for {
+		more, err := x.readNext(ctx)
+		if err != nil {
+			return err
+		}
+		if !more {
+			x.caughtUp = began
+			return nil
+		}
+	}
+}
+
+// readNext applies the next batch of records after x.applied; more says the stream held
+// more than the batch.
+func (x *SpecIndex[T]) readNext(ctx context.Context) (more bool, err error) {
+	msgs, err := jetstreamext.GetBatch(ctx, x.js, StreamSpecs, specIndexBatch,
+		jetstreamext.GetBatchSeq(x.applied+1), jetstreamext.GetBatchSubject(SpecFilter(x.plural)))
+	if err != nil {
+		return false, err
+	}
+	read, pending := 0, ""
+	for raw, err := range msgs {
+		if errors.Is(err, jetstreamext.ErrNoMessages) {
+			return false, nil // nothing after x.applied
+		}
+		if err != nil {
+			return false, err
+		}
+		read++
+		x.applied, pending = raw.Sequence, raw.Header.Get(numPendingHeader)
+		if rec, err := ParseRawSpecMsg(raw); err == nil {
+			x.apply(rec)
+		}
+	}
+	if n, err := strconv.ParseUint(pending, 10, 64); err == nil {
+		return n > 0, nil
+	}
+	return read == specIndexBatch, nil
+}
+
+// apply makes rec the newest record of its object.
+func (x *SpecIndex[T]) apply(rec SpecRecord) {
+	ns := x.objects[rec.Ref.Namespace]
+	var v T
+	kept := rec.Op == OpPut
+	if kept {
+		v, kept = x.project(rec)
+	}
+	if !kept {
+		delete(ns, rec.Ref.Name)
+		if len(ns) == 0 {
+			delete(x.objects, rec.Ref.Namespace)
+		}
+		return
+	}
+	if ns == nil {
+		ns = map[string]Indexed[T]{}
+		x.objects[rec.Ref.Namespace] = ns
+	}
+	ns[rec.Ref.Name] = Indexed[T]{Ref: rec.Ref, Seq: rec.Seq, Value: v}
+}
