@@ -32,7 +32,7 @@ func listQuery(q url.Values, watch bool) (internalversion.ListOptions, error) {
 }
 
 // readModelRVForm says what the read model's resourceVersions look like.
-const readModelRVForm = `"0" or "<SPECS sequence>.<STATUS sequence>"`
+const readModelRVForm = `"0" or "<SPECS sequence>.<STATUS sequence>" (a watch event's: twice)`
 
 // checkRV is 400 for a resourceVersion checkRV refuses, saying it must be rvForm.
 func checkRV(rv string, check func(string) error, rvForm string) error {

@@ -100,7 +100,7 @@ func (s *server) statusSince(ctx context.Context, t target, service, rv string) 
 	case err != nil:
 		return ctx, fmt.Errorf("read %s's status of %s: %w", service, t.ref(), err)
 	}
-	if o.RV != rv || slice.Seq > o.StatusSeq { // the slice may be newer than the fold yet
+	if o.RV != readmodel.ObjectVersion(rv) || slice.Seq > o.StatusSeq { // the slice may be newer than the fold yet
 		return ctx, staleConflict(t)
 	}
 	return events.FenceStatus(ctx, t.ref(), service, slice.Seq), nil

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"maps"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -197,7 +196,7 @@ func (a *announcer) handle(ctx context.Context, c readmodel.Change, advance bool
 	}
 	cursor := ""
 	if advance {
-		a.cursor = laterRV(a.cursor, c.RV)
+		a.cursor = c.RV // a logged change's: exactly where the watch resumes after it
 		cursor = a.cursor
 	}
 	if !advance && len(anns) == 0 && sameFacts(a.facts[key], next) {
@@ -284,26 +283,4 @@ func sameFacts(a, b *announced) bool {
 	}
 	return a.UID == b.UID && a.Generation == b.Generation && a.Deleting == b.Deleting &&
 		maps.Equal(a.DeleteChecks, b.DeleteChecks) && maps.Equal(a.Conditions, b.Conditions)
-}
-
-// laterRV is the position covering both resourceVersions: each stream's larger
-// sequence. The read model folds each stream in order, so every change not yet seen
-// was triggered by a message after this position, and a watch from it misses none.
-func laterRV(cursor, rv string) string {
-	cs, cst, okCursor := splitRV(cursor)
-	rs, rst, okRV := splitRV(rv)
-	switch {
-	case !okRV:
-		return cursor
-	case !okCursor:
-		return rv
-	}
-	return strconv.FormatUint(max(cs, rs), 10) + "." + strconv.FormatUint(max(cst, rst), 10)
-}
-
-func splitRV(rv string) (spec, status uint64, ok bool) {
-	a, b, found := strings.Cut(rv, ".")
-	spec, errA := strconv.ParseUint(a, 10, 64)
-	status, errB := strconv.ParseUint(b, 10, 64)
-	return spec, status, found && errA == nil && errB == nil
 }

@@ -110,9 +110,9 @@ func deleteChecks(annotations map[string]string) map[string]string {
 //
 // Event ids are "<uid>/<what>" for what happens once in an object's life (created,
 // deleting, deleted) and "<uid>/<what>/<resourceVersion>[/<condition type>]" for what
-// may happen again: the resourceVersion names the stream positions the change was
-// folded from, so every gateway replica derives the same id for the same change and
-// JetStream keeps one.
+// may happen again: the resourceVersion is the object's version (the stream positions of
+// its record and slices, readmodel.ObjectVersion), so every gateway replica derives the
+// same id for the same change and JetStream keeps one.
 func announce(prev *announced, typ string, vm vmChange, object []byte) (*announced, []announcement, error) {
 	next, out := changes(prev, typ, vm)
 	if err := withObject(out, object); err != nil {
@@ -143,7 +143,7 @@ func withObject(anns []announcement, object []byte) error {
 // changes is announce's comparison; the announcements about the VM's life (created,
 // updated, deleting, deleted) carry no data yet: withObject gives them the object.
 func changes(prev *announced, typ string, vm vmChange) (*announced, []announcement) {
-	uid, rv := vm.Metadata.UID, vm.Metadata.ResourceVersion
+	uid, rv := vm.Metadata.UID, readmodel.ObjectVersion(vm.Metadata.ResourceVersion) // the same on every gateway
 	if typ == readmodel.Deleted {
 		if prev != nil && prev.UID != uid {
 			return prev, nil // the tombstone of an incarnation replaced long ago

@@ -93,20 +93,6 @@ func TestAnnounceComparesWithWhatWasAnnounced(t *testing.T) {
 	}
 }
 
-func TestLaterRV(t *testing.T) {
-	tests := []struct{ cursor, rv, want string }{
-		{"", "3.4", "3.4"},
-		{"5.2", "3.4", "5.4"},
-		{"5.9", "6.1", "6.9"},
-		{"5.9", "bogus", "5.9"},
-	}
-	for _, tt := range tests {
-		if got := laterRV(tt.cursor, tt.rv); got != tt.want {
-			t.Errorf("laterRV(%q, %q) = %q, want %q", tt.cursor, tt.rv, got, tt.want)
-		}
-	}
-}
-
 // The events that carry the VM leave out spec.bootstrap: inline cloud-init and Sysprep can
 // hold credentials, and EVENTS is read by outside systems.
 func TestEventsCarryNoBootstrap(t *testing.T) {

@@ -3,22 +3,29 @@ package announce
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/vmop/vmop/services/api/readmodel"
 )
 
 // eventObject is a VM as its created, updated, deleting and deleted events carry it:
 // without spec.bootstrap, whose inline cloud-init, Sysprep and vApp data can hold
 // credentials and scripts that the subscribers of EVENTS (another NATS account) must not
-// read; the VM's own readers see it through the API.
+// read; the VM's own readers see it through the API. Its resourceVersion is the object's
+// version alone, as every gateway replica has it: the watch event's adds where this
+// gateway's read model stood.
 func eventObject(object []byte) (json.RawMessage, error) {
 	var vm map[string]any
 	if err := json.Unmarshal(object, &vm); err != nil {
 		return nil, fmt.Errorf("decode VM for its event: %w", err)
 	}
-	spec, _ := vm["spec"].(map[string]any)
-	if _, ok := spec["bootstrap"]; !ok {
-		return object, nil
+	if meta, ok := vm["metadata"].(map[string]any); ok {
+		if rv, ok := meta["resourceVersion"].(string); ok {
+			meta["resourceVersion"] = readmodel.ObjectVersion(rv)
+		}
 	}
-	delete(spec, "bootstrap")
+	if spec, ok := vm["spec"].(map[string]any); ok {
+		delete(spec, "bootstrap")
+	}
 	out, err := json.Marshal(vm)
 	if err != nil {
 		return nil, fmt.Errorf("encode VM for its event: %w", err)

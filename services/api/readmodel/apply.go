@@ -28,6 +28,7 @@ type inbound struct {
 // batch applies messages inside one write transaction and collects the changes it logs.
 type batch struct {
 	tx                 *sqlx.Tx
+	from               position      // the checkpoints before the batch
 	spec, status       uint64        // checkpoints reached, 0 = unchanged
 	specMsg, statusMsg jetstream.Msg // the messages there, whose marks are saved
 	changes            []changeRecord
@@ -45,6 +46,11 @@ func (b *batch) apply(in inbound) error {
 		return b.applyStatus(in)
 	}
 	return fmt.Errorf("stream %s: %w", in.stream, errMalformed)
+}
+
+// at is where the fold stands: the message being applied included.
+func (b *batch) at() position {
+	return position{spec: max(b.from.spec, b.spec), status: max(b.from.status, b.status)}
 }
 
 // objectHead is the stored part of an object that applying a message needs.

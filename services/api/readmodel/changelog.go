@@ -42,13 +42,19 @@ func (c *changeRecord) decode() error {
 	return nil
 }
 
-// logChange appends a visible change to the log. prev is nil when the object did not
-// exist before the change.
+// logChange appends a visible change to the log, the object (at version rv) carrying the
+// watch event's resourceVersion (eventRV). prev is nil when the object did not exist
+// before the change.
 func (b *batch) logChange(in inbound, typ string, ref events.Ref, now, prev labels.Set, object []byte, rv position) error {
+	erv := eventRV(rv, b.at())
+	object, err := withResourceVersion(object, erv)
+	if err != nil {
+		return fmt.Errorf("log change of %s: %w", ref, err)
+	}
 	c := changeRecord{
 		Stream: in.stream, Seq: in.seq, Type: typ,
 		Plural: ref.Plural, Namespace: ref.Namespace, Name: ref.Name,
-		Labels: encodeLabels(now), Object: object, RV: rv.String(),
+		Labels: encodeLabels(now), Object: object, RV: erv,
 		labels: nonNil(now), prevLabels: prev,
 	}
 	if prev != nil {

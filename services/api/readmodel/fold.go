@@ -187,7 +187,7 @@ func (s *Store) commit(msgs []inbound, hide bool) error {
 		return fmt.Errorf("fold: begin: %w", err)
 	}
 	defer tx.Rollback()
-	b := batch{tx: tx}
+	b := batch{tx: tx, from: s.progress.checkpoints()}
 	drained := map[string]bool{}
 	for _, m := range msgs {
 		if err := b.apply(m); err != nil {

@@ -208,6 +208,8 @@ func (h *harness) watch(o WatchOptions) <-chan Change {
 }
 
 // event is a Change reduced to what tests compare.
+// event is a watch event as tests compare it: RV is the object's version (ObjectVersion),
+// which a get of the object shows too.
 type event struct{ Type, Name, RV string }
 
 func eventOf(t *testing.T, c Change) event {
@@ -224,7 +226,7 @@ func eventOf(t *testing.T, c Change) event {
 	if o.Metadata.ResourceVersion != c.RV {
 		t.Errorf("watch event RV %s, object says %s", c.RV, o.Metadata.ResourceVersion)
 	}
-	return event{Type: c.Type, Name: o.Metadata.Name, RV: c.RV}
+	return event{Type: c.Type, Name: o.Metadata.Name, RV: ObjectVersion(c.RV)}
 }
 
 // collect reads n events from ch, failing the test if they do not come in time.

@@ -116,6 +116,26 @@ func materialise(rec specRecord, specSeq uint64, stored []sliceRow) (materialise
 	return m, err
 }
 
+// withResourceVersion is the materialised object with another metadata.resourceVersion.
+// Only the top level and the metadata are decoded: the rest is copied as it is.
+func withResourceVersion(object []byte, rv string) ([]byte, error) {
+	var top, meta map[string]json.RawMessage
+	if err := json.Unmarshal(object, &top); err != nil {
+		return nil, fmt.Errorf("decode object: %w", err)
+	}
+	if err := json.Unmarshal(top["metadata"], &meta); err != nil {
+		return nil, fmt.Errorf("decode metadata: %w", err)
+	}
+	var err error
+	if meta["resourceVersion"], err = json.Marshal(rv); err != nil {
+		return nil, err
+	}
+	if top["metadata"], err = encodeJSON(meta); err != nil {
+		return nil, err
+	}
+	return encodeJSON(top)
+}
+
 func sortedByService(stored []sliceRow) []sliceRow {
 	return slices.SortedFunc(slices.Values(stored), func(a, b sliceRow) int {
 		return strings.Compare(a.Service, b.Service)

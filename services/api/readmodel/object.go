@@ -75,9 +75,9 @@ type WatchOptions struct {
 	Namespace string // "" = all namespaces
 	Label     labels.Selector
 	Fields    fields.Selector
-	// FromRV "" or "0" starts at the current state; "a.b" (an object or list RV) resumes
-	// after it: every change triggered by a SPECS message with seq > a or a STATUS message
-	// with seq > b.
+	// FromRV "" or "0" starts at the current state; any other resumes after the position
+	// it names (parseRV), a.b: every change triggered by a SPECS message with seq > a or a
+	// STATUS message with seq > b.
 	FromRV string
 	// SendInitial, with FromRV "" or "0", first sends a synthetic ADDED for every current
 	// matching object. Ignored when resuming.
@@ -95,7 +95,7 @@ type WatchOptions struct {
 type Change struct {
 	Type   string // Added, Modified, Deleted or Bookmark
 	Object []byte // the object after the change (for Deleted: its last state; none for Bookmark)
-	RV     string // the object's resourceVersion, as in Object's metadata
+	RV     string // the resourceVersion in Object's metadata: a logged change's eventRV
 	// InitialEventsEnd marks the Bookmark that ends the initial events.
 	InitialEventsEnd bool
 }
@@ -115,16 +115,46 @@ func (p position) after(stream string, seq uint64) bool {
 	return seq > p.status
 }
 
-// parseRV reads "a.b"; "" and "0" are the zero position.
+// parseRV reads a resourceVersion as the position it names: "a.b" (a list's, or an
+// object's own version) is that position; "a.b.c.d", the version a.b of an object as a
+// watch event delivered it, is the position c.d the read model was at when it logged the
+// change (eventRV). "" and "0" are the zero position.
 func parseRV(rv string) (position, error) {
 	if rv == "" || rv == "0" {
 		return position{}, nil
 	}
-	a, b, ok := strings.Cut(rv, ".")
-	spec, errA := strconv.ParseUint(a, 10, 64)
-	status, errB := strconv.ParseUint(b, 10, 64)
-	if !ok || errA != nil || errB != nil {
+	parts := strings.Split(rv, ".")
+	if len(parts) != 2 && len(parts) != 4 {
 		return position{}, fmt.Errorf("resourceVersion %q: %w", rv, ErrInvalid)
 	}
-	return position{spec: spec, status: status}, nil
+	seqs := make([]uint64, len(parts))
+	for i, p := range parts {
+		n, err := strconv.ParseUint(p, 10, 64)
+		if err != nil {
+			return position{}, fmt.Errorf("resourceVersion %q: %w", rv, ErrInvalid)
+		}
+		seqs[i] = n
+	}
+	at := position{spec: seqs[len(seqs)-2], status: seqs[len(seqs)-1]}
+	if len(seqs) == 4 && (at.spec < seqs[0] || at.status < seqs[1]) {
+		return position{}, fmt.Errorf("resourceVersion %q: logged before its own version: %w", rv, ErrInvalid)
+	}
+	return at, nil
+}
+
+// eventRV is the resourceVersion of a watch event: the object's version, then the
+// position the change was logged at. A client resuming from it gets exactly the changes
+// logged after it, where the object's version alone would repeat every change of other
+// objects at a SPECS sequence above its own (a status change of an object with an old
+// record). Writes read its first part, the object's record, as they read any
+// resourceVersion; reads wait for its position.
+func eventRV(version, at position) string { return version.String() + "." + at.String() }
+
+// ObjectVersion is the object's version "a.b" that a resourceVersion names: rv itself, or
+// the first half of a watch event's (eventRV). Writes compare it with the object's.
+func ObjectVersion(rv string) string {
+	if parts := strings.Split(rv, "."); len(parts) == 4 {
+		return parts[0] + "." + parts[1]
+	}
+	return rv
 }

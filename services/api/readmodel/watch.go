@@ -14,10 +14,11 @@ const Bookmark = "BOOKMARK"
 // the watcher falls more than the watch buffer behind; then the channel is closed and the
 // client resumes from the last RV it saw (or lists again after [ErrGone]).
 //
-// Resuming (FromRV "a.b") replays the logged changes triggered after a.b, in log order,
-// then continues live with neither gap nor loss: the live feed is joined before the log
-// is read and overlapping changes are dropped by change id. Resuming from an object's RV
-// may repeat changes the client has seen, never skip one. With FromRV "" or "0" the watch
+// Resuming (FromRV, the position a.b it names: parseRV) replays the logged changes
+// triggered after a.b, in log order, then continues live with neither gap nor loss: the
+// live feed is joined before the log is read and overlapping changes are dropped by change
+// id. Resuming from a watch event's RV repeats nothing; from an object's own version it may
+// repeat changes the client has seen, never skip one. With FromRV "" or "0" the watch
 // starts now, after the initial ADDED events if SendInitial is set; the live changes that
 // follow are those the initial events do not show, none repeated.
 //

@@ -78,6 +78,42 @@ func TestWatchFromObjectRVMayRepeat(t *testing.T) {
 	}
 }
 
+// Resuming from a watch event's resourceVersion gives exactly the changes logged after the
+// event: b's creation, which came before a's status change but at a higher SPECS sequence
+// than a's record, is not sent again (as it is from a's version alone, above).
+func TestWatchFromEventRVIsExact(t *testing.T) {
+	h := newHarness(t)
+	a := obj{ns: "ns", name: "a", uid: "a"}
+	b := obj{ns: "ns", name: "b", uid: "b"}
+	c := obj{ns: "ns", name: "c", uid: "c"}
+	live := h.watch(WatchOptions{})
+	seed(h, a, b)
+	h.waitStatus(h.status(a, "power", "a", false, `{"on":true}`))
+	var seen []Change
+	timeout := time.After(deadline)
+	for len(seen) < 3 {
+		select {
+		case ch := <-live:
+			seen = append(seen, ch)
+		case <-timeout:
+			t.Fatalf("%d live events within %v, want 3", len(seen), deadline)
+		}
+	}
+	last := seen[2]
+	if got := eventOf(t, last); got != (event{Modified, "a", h.get(a).RV}) {
+		t.Fatalf("third live event %+v, want a's status change", got)
+	}
+	if ObjectVersion(last.RV) == last.RV {
+		t.Fatalf("event RV %s names no position beyond the object's version", last.RV)
+	}
+
+	resumed := h.watch(WatchOptions{FromRV: last.RV})
+	h.waitSpec(h.put(c))
+	if diff := cmp.Diff([]event{{Added, "c", h.get(c).RV}}, collect(t, resumed, 1)); diff != "" {
+		t.Errorf("watch from event RV %s (-want +got):\n%s", last.RV, diff)
+	}
+}
+
 func TestWatchGone(t *testing.T) {
 	h := newHarness(t, WithChangeLogSize(3))
 	var rvs []string
@@ -197,6 +233,8 @@ func TestWatchErrors(t *testing.T) {
 	}{
 		{"malformed RV", WatchOptions{Plural: vms, FromRV: "12"}, ErrInvalid},
 		{"non-numeric RV", WatchOptions{Plural: vms, FromRV: "a.b"}, ErrInvalid},
+		{"three parts", WatchOptions{Plural: vms, FromRV: "1.2.3"}, ErrInvalid},
+		{"event logged before its version", WatchOptions{Plural: vms, FromRV: "5.5.4.5"}, ErrInvalid},
 		{"unsupported field", WatchOptions{Plural: vms, Fields: fields.OneTermEqualSelector("status.phase", "x")}, ErrInvalid},
 		{"no plural", WatchOptions{}, ErrInvalid},
 	}
