@@ -17,6 +17,11 @@ import (
 // specIndexBatch is how many records one batched direct get of a SpecIndex asks for.
 const specIndexBatch = 512
 
+// specIndexRecheck is how often a SpecIndex looks where the stream ends: a stream deleted
+// and made again numbers its records from 1, and an index that read further would wait
+// for them forever. One that finds the stream ending before what it read starts over.
+const specIndexRecheck = 10 * time.Second
+
 // SpecIndex keeps in one process what project makes of the newest record of each object
 // of a kind: a decision over a whole namespace (placement's affinity, storage's claim
 // users) reads it instead of every record of the namespace, which made each decision cost
@@ -34,6 +39,8 @@ type SpecIndex[T any] struct {
 	mu       sync.Mutex
 	applied  uint64    // the SPECS sequence read up to
 	caughtUp time.Time // when the last read up to the stream's end began
+	checked  time.Time // when the stream's end was last compared with applied
+	recheck  time.Duration
 	objects  map[string]map[string]Indexed[T]
 }
 
@@ -47,7 +54,8 @@ type Indexed[T any] struct {
 // NewSpecIndex is an empty index of plural's objects; project says what it keeps of a
 // record that is not a tombstone (false for nothing, e.g. an unreadable record).
 func NewSpecIndex[T any](js jetstream.JetStream, plural string, project func(SpecRecord) (T, bool)) *SpecIndex[T] {
-	return &SpecIndex[T]{js: js, plural: plural, project: project, objects: map[string]map[string]Indexed[T]{}}
+	return &SpecIndex[T]{js: js, plural: plural, project: project, recheck: specIndexRecheck,
+		objects: map[string]map[string]Indexed[T]{}}
 }
 
 // In returns what the index keeps of the namespace's objects, ordered by name, as of the
@@ -74,6 +82,16 @@ func (x *SpecIndex[T]) catchUp(ctx context.Context, asked time.Time) error {
 		return nil
 	}
 	began := time.Now()
+	if began.Sub(x.checked) >= x.recheck {
+		head, err := Head(ctx, x.js, StreamSpecs)
+		if err != nil {
+			return err
+		}
+		if head < x.applied {
+			x.applied, x.objects = 0, map[string]map[string]Indexed[T]{}
+		}
+		x.checked = began
+	}
 	for {
 		more, err := x.readNext(ctx)
 		if err != nil {

@@ -96,3 +96,37 @@ func TestSpecIndexKeepsTheNewestRecordOfEachObject(t *testing.T) {
 		t.Errorf("a namespace without VMs: %+v, %v", got, err)
 	}
 }
+
+// A SPECS stream deleted and made again numbers its records from 1: the index, which had
+// read further, starts over once it sees the stream end before what it read, and holds
+// the new stream's objects, not the old one's.
+func TestSpecIndexStartsOverWithANewStream(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	js, _ := eventstest.JetStream(t)
+	vm := func(name string) events.Ref { return events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: name} }
+	for i := range 5 {
+		if _, err := events.AppendSpec(ctx, js, vm(fmt.Sprintf("old-%d", i)), events.OpPut, []byte(`{"v":1}`), 0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	index := events.NewSpecIndex(js, "virtualmachines", indexedV)
+	if got, err := index.In(ctx, "ns"); err != nil || len(got) != 5 {
+		t.Fatalf("before: %d objects, %v; want 5", len(got), err)
+	}
+
+	if err := js.DeleteStream(ctx, events.StreamSpecs); err != nil {
+		t.Fatal(err)
+	}
+	if err := events.Setup(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := events.AppendSpec(ctx, js, vm("new"), events.OpPut, []byte(`{"v":2}`), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	index.SetRecheck(0)
+	got, err := index.In(ctx, "ns")
+	if err != nil || len(got) != 1 || got[0].Ref.Name != "new" || got[0].Value != 2 {
+		t.Fatalf("after the stream was made again: %+v, %v; want only the new VM", got, err)
+	}
+}

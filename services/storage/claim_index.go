@@ -84,6 +84,9 @@ func (x *vmClaims) vmsWithClaim(ctx context.Context, claim events.Ref) ([]model.
 			continue
 		}
 		rec, err := events.LastSpec(ctx, x.js, o.Ref)
+		if errors.Is(err, events.ErrNotFound) {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", o.Ref, err)
 		}
