@@ -104,7 +104,9 @@ func TestSpecIndexStartsOverWithANewStream(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	js, _ := eventstest.JetStream(t)
-	vm := func(name string) events.Ref { return events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: name} }
+	vm := func(name string) events.Ref {
+		return events.Ref{Plural: "virtualmachines", Namespace: "ns", Name: name}
+	}
 	for i := range 5 {
 		if _, err := events.AppendSpec(ctx, js, vm(fmt.Sprintf("old-%d", i)), events.OpPut, []byte(`{"v":1}`), 0, nil); err != nil {
 			t.Fatal(err)
