@@ -25,12 +25,12 @@ const specIndexRecheck = 10 * time.Second
 // SpecIndex keeps in one process what project makes of the newest record of each object
 // of a kind: a decision over a whole namespace (placement's affinity, storage's claim
 // users) reads it instead of every record of the namespace, which made each decision cost
-// as much as the namespace is large, and creating n VMs cost n². Each read first brings the
-// index up to the stream with a batched direct get of the records appended since the last
-// (one request that finds none when nothing changed), so it sees what a read of the
-// stream at that time sees. It reads the stream from its start once, and
-// from then on only forward, so a replica that answered from behind is caught up with at
-// the next read, never skipped.
+// as much as the namespace is large, and creating n VMs cost n². Each read first brings
+// the index up to the stream with a batched direct get of the records appended since the
+// last (one request that finds none when nothing changed), so it sees what a read of the
+// stream at that time sees. It reads the stream from its start once and from then on only
+// forward, so a replica that answered from behind is caught up with at the next read,
+// never skipped.
 type SpecIndex[T any] struct {
 	js      jetstream.JetStream
 	plural  string
