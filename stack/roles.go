@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -128,14 +129,17 @@ func runAll(ctx context.Context, c config) error {
 	var ns *embeddedNATS
 	if c.NATSURL == "" {
 		var err error
-		if ns, err = startNATS(ctx, c); err != nil {
+		asPart(ctx, "nats", func(ctx context.Context) { ns, err = startNATS(ctx, c) })
+		if err != nil {
 			return err
 		}
 		defer ns.Shutdown()
 		logNATS(c)
 	}
 	if c.VCenterURL == "" {
-		sim, err := startVCSim(ctx, c)
+		var sim *inventory.Sim
+		var err error
+		asPart(ctx, "vcsim", func(ctx context.Context) { sim, err = startVCSim(ctx, c) })
 		if err != nil {
 			return err
 		}
@@ -167,7 +171,7 @@ func runAll(ctx context.Context, c config) error {
 	defer stopMetrics()
 	errc := make(chan error, len(parts))
 	for name, p := range parts {
-		go func() { errc <- p(ctx, conns[name]) }()
+		go asPart(ctx, name, func(ctx context.Context) { errc <- p(ctx, conns[name]) })
 	}
 	var first error
 	for range parts {
@@ -177,6 +181,13 @@ func runAll(ctx context.Context, c config) error {
 		}
 	}
 	return first
+}
+
+// asPart runs f with the profiler label part=name, which the goroutines it starts
+// inherit: a CPU profile of the process (a benchmark's -test.cpuprofile) then tells the
+// parts apart (go tool pprof -tags).
+func asPart(ctx context.Context, name string, f func(context.Context)) {
+	pprof.Do(ctx, pprof.Labels("part", name), f)
 }
 
 // runAPIWith prepares the gateway: certificates, tokens, kubeconfig and the inventory
