@@ -21,16 +21,7 @@ func TestCreateWhoseWaitFailedIsNotRepeated(t *testing.T) {
 	name := claimVolumeName(uuid.NewString())
 	createCutShort(t, v, name)
 
-	// The next provisioning of the claim.
-	if err := v.awaitCreatesOf(t.Context(), name); err != nil {
-		t.Fatal(err)
-	}
-	if _, found, err := v.byName(t.Context(), name); err != nil || !found {
-		t.Fatalf("volume %s after awaiting its creation: found %v (%v), want it found", name, found, err)
-	}
-	if n := len(cnsVolumes(t, name)); n != 1 {
-		t.Errorf("%d CNS volumes named %s, want 1", n, name)
-	}
+	awaitAndFindOnce(t, v, name) // the next provisioning of the claim
 }
 
 // A replica that dies while vCenter still runs its creation frees the claim's lease once
@@ -48,16 +39,7 @@ func TestAnotherReplicasUnfinishedCreateIsAwaited(t *testing.T) {
 	name := claimVolumeName(uuid.NewString())
 	createCutShort(t, &volumes{vc: vc.Client, cns: cc}, name)
 
-	// The surviving replica's provisioning of the claim.
-	if err := survivor.awaitCreatesOf(t.Context(), name); err != nil {
-		t.Fatal(err)
-	}
-	if _, found, err := survivor.byName(t.Context(), name); err != nil || !found {
-		t.Fatalf("volume %s after awaiting the other replica's creation: found %v (%v), want it found", name, found, err)
-	}
-	if n := len(cnsVolumes(t, name)); n != 1 {
-		t.Errorf("%d CNS volumes named %s, want 1", n, name)
-	}
+	awaitAndFindOnce(t, survivor, name) // the surviving replica's provisioning of the claim
 }
 
 // A creation this run did not issue that outlasts the wait fails the lookup, to be
@@ -79,6 +61,21 @@ func TestOthersCreateOutlastingTheWaitFailsTheLookup(t *testing.T) {
 	}
 	if _, found, err := survivor.byName(t.Context(), name); err != nil || !found {
 		t.Errorf("volume %s once its creation is done: found %v (%v), want it found", name, found, err)
+	}
+}
+
+// awaitAndFindOnce is a provisioning's lookup with v: it waits for the unfinished
+// creations, then must find the volume name by name, the one CNS volume of that name.
+func awaitAndFindOnce(t *testing.T, v *volumes, name string) {
+	t.Helper()
+	if err := v.awaitCreatesOf(t.Context(), name); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := v.byName(t.Context(), name); err != nil || !found {
+		t.Fatalf("volume %s after awaiting the creations: found %v (%v), want it found", name, found, err)
+	}
+	if n := len(cnsVolumes(t, name)); n != 1 {
+		t.Errorf("%d CNS volumes named %s, want 1", n, name)
 	}
 }
 

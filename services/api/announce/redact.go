@@ -18,13 +18,20 @@ func eventObject(object []byte) (json.RawMessage, error) {
 	if err := json.Unmarshal(object, &vm); err != nil {
 		return nil, fmt.Errorf("decode VM for its event: %w", err)
 	}
+	changed := false
 	if meta, ok := vm["metadata"].(map[string]any); ok {
-		if rv, ok := meta["resourceVersion"].(string); ok {
-			meta["resourceVersion"] = readmodel.ObjectVersion(rv)
+		if rv, ok := meta["resourceVersion"].(string); ok && readmodel.ObjectVersion(rv) != rv {
+			meta["resourceVersion"], changed = readmodel.ObjectVersion(rv), true
 		}
 	}
 	if spec, ok := vm["spec"].(map[string]any); ok {
-		delete(spec, "bootstrap")
+		if _, ok := spec["bootstrap"]; ok {
+			delete(spec, "bootstrap")
+			changed = true
+		}
+	}
+	if !changed {
+		return object, nil
 	}
 	out, err := json.Marshal(vm)
 	if err != nil {
