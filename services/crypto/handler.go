@@ -29,8 +29,14 @@ type handler struct {
 	vc   *govmomi.Client
 	kmip *crypto.ManagerKmip
 	now  func() time.Time
-	// generated are the keys generated for encrypts and rekeys not done yet.
-	generated generatedKeys
+}
+
+// keying is what a new key needs of the reconcile: the object, crypto's slice as read,
+// and the key generated for the VM and not used yet (generated.go).
+type keying struct {
+	o       reconcile.Object
+	prev    events.Slice
+	pending *generatedKey
 }
 
 // vmProps are what the handler reads of a VM.
@@ -47,7 +53,6 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 	prev := o.Slices[model.ServiceCrypto]
 	if o.Deleting() {
 		// Nothing to undo: placement destroys the VM. The last report stays.
-		h.generated.forget(o.Meta.UID)
 		return reconcile.ReleasedKeeping(prev), nil
 	}
 	var vm model.VirtualMachine
@@ -59,6 +64,7 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		prevConds = nil // a slice we cannot read only costs transition times
 	}
 	conds := reconcile.NewConditionSet(prevConds, o.Meta.Generation, h.now())
+	k := &keying{o: o, prev: prev, pending: pendingKey(prev)}
 	ask, err := reconcile.ReadCryptoAsk(ctx, h.js, &vm)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -105,29 +111,33 @@ func (h *handler) reconcile(ctx context.Context, o reconcile.Object) (reconcile.
 		if prob != nil {
 			res.problems = append(res.problems, *prob)
 		} else if ask.Any() {
-			return reconcile.Result{Status: model.VirtualMachineStatus{Conditions: conds.List()}, Idle: awaited}, nil
+			return reconcile.Result{Status: model.VirtualMachineStatus{Conditions: conds.List()}, Record: k.pending.record(), Idle: awaited}, nil
 		}
 	case prob != nil && (ask.Any() || vm.Spec.Crypto != nil && vm.Spec.Crypto.EncryptionClassName != ""):
 		// A class or provider that does not exist: nothing is attempted.
 		res.problems = append(res.problems, *prob)
 	default:
-		if res, err = h.act(ctx, obj, o.Meta.UID, &vm, ask, t, s, &mvm, otherClass); err != nil {
+		if res, err = h.act(ctx, obj, k, &vm, ask, t, s, &mvm, otherClass); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
 	res.set(conds)
+	if k.pending.settled(readState(&mvm, nil).key) {
+		k.pending = nil
+	}
 	return reconcile.Result{
 		Status: model.VirtualMachineStatus{Crypto: observe(mvm.Config), Conditions: conds.List()},
+		Record: k.pending.record(),
 		Idle:   awaited && prob == nil,
 	}, nil
 }
 
 // act plans and applies the reconfigure that brings the VM in line (s is what mvm shows),
 // and reads the VM again into mvm after one.
-func (h *handler) act(ctx context.Context, obj *object.VirtualMachine, uid string, vm *model.VirtualMachine, ask reconcile.CryptoAsk, t *target, s vmState, mvm *mo.VirtualMachine, otherClass map[string]bool) (outcome, error) {
+func (h *handler) act(ctx context.Context, obj *object.VirtualMachine, k *keying, vm *model.VirtualMachine, ask reconcile.CryptoAsk, t *target, s vmState, mvm *mo.VirtualMachine, otherClass map[string]bool) (outcome, error) {
 	var keyErr error
 	p := makePlan(ask, t, s, func() types.CryptoKeyId {
-		key, err := h.newKey(ctx, uid, t)
+		key, err := h.newKey(ctx, k, t)
 		keyErr = err
 		return key
 	})
@@ -141,7 +151,6 @@ func (h *handler) act(ctx context.Context, obj *object.VirtualMachine, uid strin
 	if _, err := vcenter.ReadVM(ctx, h.vc, obj.Reference().Value, vm.Spec.InstanceUUID, vmProps, mvm); err != nil {
 		return res, err
 	}
-	h.generated.settle(uid, readState(mvm, nil).key)
 	// A refused reconfigure whose work is done nonetheless (a request of a crashed
 	// predecessor that reached vCenter late) is no error.
 	if len(makePlan(ask, t, readState(mvm, otherClass), func() types.CryptoKeyId { return types.CryptoKeyId{} }).ops) == 0 {

@@ -97,19 +97,20 @@ func noDefaultProvider(err error) bool {
 	return false
 }
 
-// newKey is the key to encrypt VM uid with: t's key, else one the provider generates, so
+// newKey is the key to encrypt k's VM with: t's key, else one the provider generates, so
 // that the VM home and its disks get the same, known key in one reconfigure. A native key
 // provider, which does not generate keys on request, leaves it to vCenter (no key ID); a
 // failure to generate with any other provider is an error, retried.
-// A generated key is kept for the VM until the VM carries it (h.generated), so a
+// A generated key is recorded for the VM until the VM carries it (generated.go), so a
 // reconfigure that keeps failing reuses one key rather than minting one per attempt.
-func (h *handler) newKey(ctx context.Context, uid string, t *target) (types.CryptoKeyId, error) {
+func (h *handler) newKey(ctx context.Context, k *keying, t *target) (types.CryptoKeyId, error) {
 	id := types.CryptoKeyId{KeyId: t.key, ProviderId: &types.KeyProviderId{Id: t.provider}}
 	if id.KeyId != "" {
 		return id, nil
 	}
-	if key, ok := h.generated.get(uid, t.provider); ok {
-		return key, nil
+	if p := k.pending; p != nil && p.Provider == t.provider {
+		id.KeyId = p.KeyID
+		return id, nil
 	}
 	key, err := h.kmip.GenerateKey(ctx, t.provider)
 	if err != nil {
@@ -119,8 +120,11 @@ func (h *handler) newKey(ctx context.Context, uid string, t *target) (types.Cryp
 		}
 		return id, nil
 	}
+	k.pending = &generatedKey{Provider: t.provider, KeyID: key}
+	if err := recordKey(ctx, h.js, k.o, k.prev, k.pending); err != nil {
+		return id, err
+	}
 	id.KeyId = key
-	h.generated.put(uid, id)
 	return id, nil
 }
 

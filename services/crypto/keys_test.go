@@ -232,7 +232,7 @@ func TestNativeProviderKey(t *testing.T) {
 			return err
 		}
 		h := &handler{kmip: kmip}
-		key, err := h.newKey(ctx, "some-vm", &target{provider: "native"})
+		key, err := h.newKey(ctx, &keying{}, &target{provider: "native"})
 		if err != nil || key.KeyId != "" || key.ProviderId == nil || key.ProviderId.Id != "native" {
 			t.Errorf("newKey = %+v, %v; want provider native without a key ID, no error", key, err)
 		}
