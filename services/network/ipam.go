@@ -195,8 +195,11 @@ func (a *allocator) take(ctx context.Context, key, holder string) (bool, error) 
 	return a.take(ctx, key, holder) // claimed meanwhile: by a concurrent reconcile, or another holder
 }
 
+// heldPrefix begins the names of the VMs' records of their claims.
+const heldPrefix = "held."
+
 // heldKey names the record of the keys the VM uid claimed, one per line.
-func heldKey(uid string) string { return "held." + uid }
+func heldKey(uid string) string { return heldPrefix + uid }
 
 // record adds key to the VM's record of its claims.
 func (a *allocator) record(ctx context.Context, uid, key string) error {

@@ -114,6 +114,7 @@ func Run(ctx context.Context, cfg Config) error {
 	h.requestAt = func(ref events.Ref, at time.Time) { trigger.RequestAt(ctx, ref, at) }
 	h.guests = newGuestWatch(vc, cmp.Or(cfg.GuestPoll, DefaultGuestPoll), trigger.Request, cfg.Logger.With("service", model.ServiceNetwork))
 	var watching sync.WaitGroup
+	watching.Go(func() { h.ipam.sweepPeriodically(ctx, cfg.JetStream, cfg.Logger) })
 	watching.Go(func() {
 		// After a restart the watch and the probes know no VM: each reconcile tells them.
 		if err := trigger.RequestAll(ctx); err != nil && ctx.Err() == nil {
