@@ -54,7 +54,9 @@ func (s *server) serveVerb(c echo.Context, t target, verb string) error {
 		return s.serveReadOnly(c, t, verb)
 	}
 	if verb == "create" || verb == "update" || verb == "patch" {
-		defer s.quotas.Hold(t.Kind, t.Namespace)() // until the write is folded (respondStored)
+		ctx, release := s.quotas.Defer(c.Request().Context(), t.Kind, t.Namespace)
+		defer release() // once the write is folded (respondStored)
+		c.SetRequest(c.Request().WithContext(ctx))
 	}
 	switch verb {
 	case "get":

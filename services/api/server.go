@@ -46,8 +46,9 @@ type server struct {
 
 // quotaGate orders the writes that charge a namespace's storage quotas: one at a time,
 // each until the read model has folded it, so the next one's admission counts it.
+// Admission takes a write's hold (quota.Take) only when the write charges more storage.
 type quotaGate interface {
-	Hold(k model.Kind, namespace string) (release func())
+	Defer(ctx context.Context, k model.Kind, namespace string) (context.Context, func())
 }
 
 // admitter is admission as the handlers of writes use it.

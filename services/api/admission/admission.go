@@ -90,7 +90,7 @@ func (a *Admission) admitHub(ctx context.Context, r *Request) error {
 			return err
 		}
 	}
-	return a.checkQuota(r)
+	return a.checkQuota(ctx, r)
 }
 
 // skipsValidation: the skip-validation annotation is honoured only for privileged callers

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -15,7 +16,9 @@ import (
 // checkQuota refuses, with the 403 kube-apiserver's ResourceQuota admission answers, a VM or
 // claim whose storage does not fit in one of its namespace's quotas (the seed's Storage
 // Quota): what it adds on top of what the namespace uses must stay within every limit.
-func (a *Admission) checkQuota(r *Request) error {
+// A write that adds storage first takes its namespace's quota hold (quota.Take), so that
+// what it reads counts every charging write before it.
+func (a *Admission) checkQuota(ctx context.Context, r *Request) error {
 	if !quota.Charged(r.Kind.Kind) {
 		return nil
 	}
@@ -26,6 +29,7 @@ func (a *Admission) checkQuota(r *Request) error {
 	if err != nil || len(delta) == 0 {
 		return err
 	}
+	quota.Take(ctx)
 	u, err := quota.Read(a.rm, r.Namespace)
 	if err != nil {
 		return fmt.Errorf("read the storage quotas of %s: %w", r.Namespace, err)

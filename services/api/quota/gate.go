@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"context"
 	"sync"
 
 	"github.com/vmop/vmop/pkg/model"
@@ -10,6 +11,9 @@ import (
 // Gate serializes the writes that charge a namespace's storage quotas, from admission until
 // the read model has folded them, so that each write's quota check counts the one before:
 // two creates racing for the last free space of a namespace cannot both pass this gateway.
+// A write takes its hold only once admission finds that it charges more storage (Take):
+// the others (most updates: a VM's volumes, a label) never wait for a charging write's
+// fold. They charge no more than the namespace's use as read already counts them.
 type Gate struct {
 	rm Reader
 
@@ -22,10 +26,10 @@ func NewGate(rm Reader) *Gate {
 	return &Gate{rm: rm, namespaces: map[string]*sync.Mutex{}}
 }
 
-// Hold waits until no other write charging ns's quotas is under way and returns the func
+// hold waits until no other write charging ns's quotas is under way and returns the func
 // that lets the next one in. Kinds that charge nothing, and namespaces without quotas, pass
 // at once.
-func (g *Gate) Hold(k model.Kind, ns string) (release func()) {
+func (g *Gate) hold(k model.Kind, ns string) (release func()) {
 	if !Charged(k.Kind) || !g.limited(ns) {
 		return func() {}
 	}
@@ -44,4 +48,44 @@ func (g *Gate) Hold(k model.Kind, ns string) (release func()) {
 func (g *Gate) limited(ns string) bool {
 	res, err := g.rm.List(readmodel.ListOptions{Plural: "resourcequotas", Namespace: ns, Limit: 1})
 	return err != nil || len(res.Items) > 0
+}
+
+// deferred is a write's hold on its namespace's gate, taken on demand (Take).
+type deferred struct {
+	g  *Gate
+	k  model.Kind
+	ns string
+
+	mu      sync.Mutex
+	release func() // nil until taken
+}
+
+type deferredKey struct{}
+
+// Defer returns ctx carrying the hold of ns's gate for a write of kind k, not taken yet,
+// and the func that lets it go, which the write calls once it is folded (or failed).
+func (g *Gate) Defer(ctx context.Context, k model.Kind, ns string) (context.Context, func()) {
+	d := &deferred{g: g, k: k, ns: ns}
+	return context.WithValue(ctx, deferredKey{}, d), func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.release != nil {
+			d.release()
+			d.release = nil
+		}
+	}
+}
+
+// Take takes the hold ctx carries, once: admission does before it reads what a charging
+// write's namespace uses. A ctx without one (the seeded inventory's writes) takes nothing.
+func Take(ctx context.Context) {
+	d, ok := ctx.Value(deferredKey{}).(*deferred)
+	if !ok {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.release == nil {
+		d.release = d.g.hold(d.k, d.ns)
+	}
 }
