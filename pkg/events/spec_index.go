@@ -75,6 +75,25 @@ func (x *SpecIndex[T]) In(ctx context.Context, namespace string) ([]Indexed[T], 
 	return out, nil
 }
 
+// Everywhere returns what the index keeps of the objects of every namespace, in no order,
+// as of the stream's state when it was called: a decision over what VMs of every
+// namespace share (a host's local datastore).
+func (x *SpecIndex[T]) Everywhere(ctx context.Context) ([]Indexed[T], error) {
+	asked := time.Now()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := x.catchUp(ctx, asked); err != nil {
+		return nil, fmt.Errorf("read %s: %w", x.plural, err)
+	}
+	var out []Indexed[T]
+	for _, ns := range x.objects {
+		for _, o := range ns {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
 // catchUp reads the records appended since the index last did, unless a read that began
 // after asked already did: callers waiting on one another share the reads.
 func (x *SpecIndex[T]) catchUp(ctx context.Context, asked time.Time) error {

@@ -95,6 +95,27 @@ func TestSpecIndexKeepsTheNewestRecordOfEachObject(t *testing.T) {
 	if got, err := index.In(ctx, "none"); err != nil || len(got) != 0 {
 		t.Errorf("a namespace without VMs: %+v, %v", got, err)
 	}
+
+	put(vm("third", "late"), events.OpPut, `{"v":-3}`) // appended after every read so far
+	everywhere, err := index.Everywhere(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(everywhere) != len(want)+2 {
+		t.Errorf("everywhere: %d objects, want %d (ns's, other's and third's)", len(everywhere), len(want)+2)
+	}
+	for _, o := range everywhere {
+		w, ok := want[o.Ref.Name]
+		switch o.Ref.Namespace {
+		case "other":
+			w, ok = -1, o.Ref.Name == "vm-0000"
+		case "third":
+			w, ok = -3, o.Ref.Name == "late"
+		}
+		if !ok || o.Value != w {
+			t.Errorf("everywhere: %s = %d, want %d (present %v)", o.Ref, o.Value, w, ok)
+		}
+	}
 }
 
 // A SPECS stream deleted and made again numbers its records from 1: the index, which had

@@ -36,12 +36,14 @@ type peerHead struct {
 	Metadata struct {
 		UID               string            `json:"uid"`
 		Labels            map[string]string `json:"labels"`
+		Annotations       map[string]string `json:"annotations"`
 		DeletionTimestamp string            `json:"deletionTimestamp"`
 	} `json:"metadata"`
 	Spec struct {
-		GroupName    string              `json:"groupName"`
-		Affinity     *model.AffinitySpec `json:"affinity"`
-		InstanceUUID string              `json:"instanceUUID"`
+		GroupName    string                       `json:"groupName"`
+		Affinity     *model.AffinitySpec          `json:"affinity"`
+		InstanceUUID string                       `json:"instanceUUID"`
+		Volumes      []model.VirtualMachineVolume `json:"volumes"`
 	} `json:"spec"`
 }
 
@@ -52,6 +54,8 @@ const peerReads = 16
 type headed struct {
 	peer
 	uid string
+	// instance is the instance storage recorded for the VM on a host (instance_storage.go).
+	instance instanceCommitment
 }
 
 // peers are the namespace's VMs but self, as their records say (the reconciler's index of
@@ -91,7 +95,8 @@ func headOf(rec events.SpecRecord) (headed, bool) {
 		return headed{}, false // a record no one can read places nothing
 	}
 	return headed{peer: peer{name: rec.Ref.Name, labels: head.Metadata.Labels, affinity: head.Spec.Affinity, zone: head.Metadata.Labels[model.LabelZone],
-		deleting: head.Metadata.DeletionTimestamp != "", groupName: head.Spec.GroupName, uuid: head.Spec.InstanceUUID}, uid: head.Metadata.UID}, true
+		deleting: head.Metadata.DeletionTimestamp != "", groupName: head.Spec.GroupName, uuid: head.Spec.InstanceUUID}, uid: head.Metadata.UID,
+		instance: committedBy(head.Metadata.Annotations, head.Spec.Volumes)}, true
 }
 
 // readPlacement adds where placement put the VM, or decided to put it, from its slice of

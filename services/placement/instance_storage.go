@@ -40,6 +40,27 @@ func instanceNeedOf(cls *class, vm *model.VirtualMachine) instanceNeed {
 		host: vm.Annotations[model.AnnotationInstanceStorageSelectedNodeMOID]}
 }
 
+// instanceCommitment is the instance storage recorded for a VM on a host.
+type instanceCommitment struct {
+	host  string // moref value; "" when none is recorded
+	bytes int64
+}
+
+// committedBy is the instance storage a VM's record commits: its instance volumes' sizes
+// on the host its annotation records.
+func committedBy(annotations map[string]string, volumes []model.VirtualMachineVolume) instanceCommitment {
+	c := instanceCommitment{host: annotations[model.AnnotationInstanceStorageSelectedNodeMOID]}
+	if c.host == "" {
+		return c
+	}
+	for _, v := range volumes {
+		if pvc := v.PersistentVolumeClaim; pvc != nil && pvc.InstanceVolumeClaim != nil {
+			c.bytes += pvc.InstanceVolumeClaim.Size.Value()
+		}
+	}
+	return c
+}
+
 // instanceCommitments is, by host moref value, the instance storage recorded on each host
 // for the VMs of every namespace but uid: the instance volumes each record holds in
 // spec.volumes for the host its annotation names (recordInstanceStorage), provisioned or
@@ -47,35 +68,14 @@ func instanceNeedOf(cls *class, vm *model.VirtualMachine) instanceNeed {
 // volume in its free space only once the storage service has made it (vcsim not even
 // then), so the free space alone would let two VMs take the same room.
 func (r *reconciler) instanceCommitments(ctx context.Context, uid string) (map[string]int64, error) {
-	recs, err := events.LastSpecsEverywhere(ctx, r.js, pluralVMs)
+	vms, err := r.vms.Everywhere(ctx)
 	if err != nil {
 		return nil, err
 	}
 	committed := map[string]int64{}
-	for _, rec := range recs {
-		if rec.Op != events.OpPut {
-			continue
-		}
-		var vm struct {
-			Metadata struct {
-				UID         string            `json:"uid"`
-				Annotations map[string]string `json:"annotations"`
-			} `json:"metadata"`
-			Spec struct {
-				Volumes []model.VirtualMachineVolume `json:"volumes"`
-			} `json:"spec"`
-		}
-		if err := json.Unmarshal(rec.Body, &vm); err != nil {
-			return nil, fmt.Errorf("instance storage recorded for %s: %w", rec.Ref, err)
-		}
-		host := vm.Metadata.Annotations[model.AnnotationInstanceStorageSelectedNodeMOID]
-		if host == "" || vm.Metadata.UID == uid {
-			continue
-		}
-		for _, v := range vm.Spec.Volumes {
-			if c := v.PersistentVolumeClaim; c != nil && c.InstanceVolumeClaim != nil {
-				committed[host] += c.InstanceVolumeClaim.Size.Value()
-			}
+	for _, vm := range vms {
+		if c := vm.Value.instance; c.host != "" && vm.Value.uid != uid {
+			committed[c.host] += c.bytes
 		}
 	}
 	return committed, nil
