@@ -10,11 +10,13 @@ run: ## everything in one process: embedded NATS, vcsim, services, API (https://
 # The stack's end-to-end tests run without -race: nats-server and vcsim have data races of
 # their own (stream update vs consumer create; vcsim VM registration) that fail them. So do
 # the tests built only without -race (`//go:build !race`: crypto's crash test and storage's
-# attach-across-restart test, where vcsim races between simultaneous disk reconfigures).
+# attach-across-restart test, where vcsim races between simultaneous disk reconfigures, and
+# placement's awaited create, where vcsim's clone task races with its property collector).
 test: ## every test of every module
 	go test -race -count=1 -timeout 9m $(filter-out %/stack/...,$(ALL))
 	go test -count=1 -timeout 9m -run 'TestCrashDuringEncryption' ./services/crypto/
 	go test -count=1 -timeout 9m -run 'TestAttachExactlyOnceAcrossRestart' ./services/storage/
+	go test -count=1 -timeout 9m -run 'TestCreateWhoseWaitFailedIsAwaited' ./services/placement/
 	go test -count=1 -timeout 15m ./stack/... # with cluster_test.go's ~4 minutes of a NATS cluster and two stacks
 
 bench: ## the benchmark figures
