@@ -2,12 +2,7 @@ package crypto
 
 import (
 	"context"
-	"sync"
 	"testing"
-
-	"github.com/vmware/govmomi/simulator"
-	"github.com/vmware/govmomi/vim25/mo"
-	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/vmop/vmop/pkg/events/eventstest"
 	"github.com/vmop/vmop/pkg/inventory"
@@ -25,25 +20,7 @@ func TestEncryptRetriedByAnotherReplicaReusesTheKey(t *testing.T) {
 	}
 	v := deploytest.NewVM("my-namespace", "enc-handed-over", model.VirtualMachineSpec{ClassName: inventory.SeedClassName, StorageClass: "my-encrypted-storage-class"})
 
-	var mu sync.Mutex
-	refuse := true
-	generated := 0
-	var tried []string // the keys of the refused encrypts
-	vc.Sim.Intercept(func(_ *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch req := m.Body.(type) {
-		case *types.GenerateKey:
-			generated++
-		case *types.ReconfigVM_Task:
-			if enc, ok := req.Spec.Crypto.(*types.CryptoSpecEncrypt); ok && refuse {
-				tried = append(tried, enc.CryptoKeyId.KeyId)
-				return nil, &types.InvalidState{}
-			}
-		}
-		return nil, nil
-	})
-	t.Cleanup(func() { vc.Sim.Intercept(nil) })
+	refusals := refuseEncrypts(t)
 
 	// The first replica's attempt is refused; then it stops.
 	first, stopFirst := context.WithCancel(t.Context())
@@ -70,17 +47,9 @@ func TestEncryptRetriedByAnotherReplicaReusesTheKey(t *testing.T) {
 	})
 	v.Put(t, js, false)
 	synced(t, js, v, generation(t, js, v), "False", model.ReasonReconfigureError)
-	mu.Lock()
-	refuse = false
-	attempts := append([]string(nil), tried...)
-	mu.Unlock()
+	attempts := refusals.allow(t)
 	if len(attempts) < 2 || attempts[0] == "" {
 		t.Fatalf("refused encrypts with keys %q, want one on each replica with a generated key", attempts)
-	}
-	for i, k := range attempts[1:] {
-		if k != attempts[0] {
-			t.Errorf("attempt %d encrypts with key %q, the first with %q", i+2, k, attempts[0])
-		}
 	}
 
 	v.Put(t, js, false)
@@ -88,9 +57,7 @@ func TestEncryptRetriedByAnotherReplicaReusesTheKey(t *testing.T) {
 	if _, key := keyOf(must(keys(t, vm))); key != attempts[0] {
 		t.Errorf("the VM is encrypted with key %q, want the one generated first, %q", key, attempts[0])
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if generated != 1 {
-		t.Errorf("%d keys generated over two replicas, want 1", generated)
+	if n := refusals.keysGenerated(); n != 1 {
+		t.Errorf("%d keys generated over two replicas, want 1", n)
 	}
 }

@@ -128,25 +128,7 @@ func TestFailingEncryptGeneratesOneKey(t *testing.T) {
 	js := startService(t)
 	v := deploytest.NewVM("my-namespace", "enc-failing", model.VirtualMachineSpec{ClassName: inventory.SeedClassName, StorageClass: "my-encrypted-storage-class"})
 
-	var mu sync.Mutex
-	refuse := true
-	generated := 0
-	var tried []string // the keys of the refused encrypts
-	vc.Sim.Intercept(func(_ *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch req := m.Body.(type) {
-		case *types.GenerateKey:
-			generated++
-		case *types.ReconfigVM_Task:
-			if enc, ok := req.Spec.Crypto.(*types.CryptoSpecEncrypt); ok && refuse {
-				tried = append(tried, enc.CryptoKeyId.KeyId)
-				return nil, &types.InvalidState{}
-			}
-		}
-		return nil, nil
-	})
-	t.Cleanup(func() { vc.Sim.Intercept(nil) })
+	refusals := refuseEncrypts(t)
 
 	v.Put(t, js, false)
 	vm := v.Deploy(t, vc, js, inventory.PhotonImage)
@@ -156,30 +138,19 @@ func TestFailingEncryptGeneratesOneKey(t *testing.T) {
 		synced(t, js, v, generation(t, js, v), "False", model.ReasonReconfigureError)
 	}
 
-	mu.Lock()
-	refuse = false
-	attempts, first := len(tried), ""
-	for i, k := range tried {
-		if i == 0 {
-			first = k
-		} else if k != first {
-			t.Errorf("attempt %d encrypts with key %q, the first with %q", i+1, k, first)
-		}
+	tried := refusals.allow(t)
+	if len(tried) < 3 || tried[0] == "" {
+		t.Fatalf("refused encrypts with keys %q, want 3 or more with a generated key", tried)
 	}
-	mu.Unlock()
-	if attempts < 3 || first == "" {
-		t.Fatalf("%d refused encrypts with key %q, want 3 or more with a generated key", attempts, first)
-	}
+	first := tried[0]
 
 	v.Put(t, js, false)
 	synced(t, js, v, generation(t, js, v), "True", "")
 	if _, key := keyOf(must(keys(t, vm))); key != first {
 		t.Errorf("the VM is encrypted with key %q, want the one generated first, %q", key, first)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if generated != 1 {
-		t.Errorf("%d keys generated for %d attempts, want 1", generated, attempts+1)
+	if n := refusals.keysGenerated(); n != 1 {
+		t.Errorf("%d keys generated for %d attempts, want 1", n, len(tried)+1)
 	}
 }
 
