@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/synadia-io/orbit.go/jetstreamext"
@@ -18,10 +19,11 @@ const bucketEntriesBatch = 512
 // exported); a value put carries none.
 const kvOperationHeader = "KV-Operation"
 
-// BucketEntry is a key's value in a key-value bucket and its revision.
+// BucketEntry is a key's value in a key-value bucket, its revision and when it was written.
 type BucketEntry struct {
 	Value    []byte
 	Revision uint64
+	Written  time.Time
 }
 
 // BucketEntries reads every key of a bucket whose history is one value per key (as the
@@ -51,7 +53,7 @@ func BucketEntries(ctx context.Context, js jetstream.JetStream, bucket string) (
 				delete(out, key) // a delete or purge marker
 				continue
 			}
-			out[key] = BucketEntry{Value: raw.Data, Revision: raw.Sequence}
+			out[key] = BucketEntry{Value: raw.Data, Revision: raw.Sequence, Written: raw.Time}
 		}
 		n, err := strconv.ParseUint(pending, 10, 64)
 		if err == nil && n == 0 || err != nil && read < bucketEntriesBatch {

@@ -3,6 +3,7 @@ package events_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/pkg/events/eventstest"
@@ -19,6 +20,7 @@ func TestBucketEntriesReadsEveryKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 1200
+	started := time.Now()
 	want := map[string]uint64{}
 	for i := range n {
 		key := fmt.Sprintf("10.0.%d.%d", i/250, i%250)
@@ -54,8 +56,8 @@ func TestBucketEntriesReadsEveryKey(t *testing.T) {
 		t.Errorf("%d entries, want %d", len(got), len(want))
 	}
 	for key, rev := range want {
-		if e, ok := got[key]; !ok || e.Revision != rev {
-			t.Errorf("%s: %+v (found %v), want revision %d", key, e, ok, rev)
+		if e, ok := got[key]; !ok || e.Revision != rev || e.Written.Before(started) || e.Written.After(time.Now()) {
+			t.Errorf("%s: %+v (found %v), want revision %d, written during the test", key, e, ok, rev)
 		}
 	}
 	if v := string(got["10.0.0.1"].Value); v != "again" {

@@ -17,13 +17,19 @@ import (
 // sweepEvery is how often a replica looks for claims that no VM holds any more.
 const sweepEvery = 10 * time.Minute
 
+// sweepAfter is how old a VM's newest claim or record must be for the sweep to release its
+// claims: far more than a NATS replica that answers a read lags behind, so that a VM just
+// created, which such a replica may not show yet, never looks gone.
+const sweepAfter = time.Minute
+
 // A VM's deletion releases its claims (release), found through its record. A reconcile
 // of the VM that lost its lease meanwhile (a replica cut off from NATS, then back) may
 // still land a claim after that release read the record, or a record entry after it
 // deleted the record: nothing would ever release those, and the address would be lost
 // to the pool. The sweep releases the claims and records of every VM uid that no VM
 // object has any more. It reads the bucket before the VMs: a VM's object exists before
-// any claim of it is made, so a uid missing from the later read is a VM gone for good.
+// any claim of it is made, so a uid missing from the later read is a VM gone for good
+// (unless the read came from a lagging replica: so only claims older than sweepAfter go).
 
 // sweepPeriodically runs sweep at start and every sweepEvery until ctx ends; failures are
 // logged and left to the next round.
@@ -31,7 +37,7 @@ func (a *allocator) sweepPeriodically(ctx context.Context, js jetstream.JetStrea
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
 	for {
-		if n, err := a.sweep(ctx, js); err != nil && ctx.Err() == nil {
+		if n, err := a.sweep(ctx, js, time.Now().Add(-sweepAfter)); err != nil && ctx.Err() == nil {
 			log.Warn("network: releasing the claims of deleted VMs", "err", err)
 		} else if n > 0 {
 			log.Info("network: released the claims of deleted VMs", "claims", n)
@@ -44,14 +50,15 @@ func (a *allocator) sweepPeriodically(ctx context.Context, js jetstream.JetStrea
 	}
 }
 
-// sweep releases the claims and records of VM uids no VirtualMachine has; it returns how
-// many keys it removed.
-func (a *allocator) sweep(ctx context.Context, js jetstream.JetStream) (int, error) {
+// sweep releases the claims and records of VM uids no VirtualMachine has, those of a uid
+// with a key written after before aside; it returns how many keys it removed.
+func (a *allocator) sweep(ctx context.Context, js jetstream.JetStream, before time.Time) (int, error) {
 	entries, err := events.BucketEntries(ctx, js, events.BucketIPAM)
 	if err != nil {
 		return 0, err
 	}
 	byUID := map[string]map[string]uint64{} // uid → its keys → revision
+	recent := map[string]bool{}             // uids with a key written after before
 	for key, e := range entries {
 		uid, ok := strings.CutPrefix(key, heldPrefix)
 		if !ok {
@@ -64,6 +71,7 @@ func (a *allocator) sweep(ctx context.Context, js jetstream.JetStream) (int, err
 			byUID[uid] = map[string]uint64{}
 		}
 		byUID[uid][key] = e.Revision
+		recent[uid] = recent[uid] || e.Written.After(before)
 	}
 	if len(byUID) == 0 {
 		return 0, nil
@@ -74,7 +82,7 @@ func (a *allocator) sweep(ctx context.Context, js jetstream.JetStream) (int, err
 	}
 	removed := 0
 	for uid, keys := range byUID {
-		if live[uid] {
+		if live[uid] || recent[uid] {
 			continue
 		}
 		for key, rev := range keys { // the record last: a claim is never left without it
