@@ -13,7 +13,7 @@ import (
 // two creates racing for the last free space of a namespace cannot both pass this gateway.
 // A write takes its hold only once admission finds that it charges more storage (Take):
 // the others (most updates: a VM's volumes, a label) never wait for a charging write's
-// fold. They charge no more than the namespace's use as read already counts them.
+// fold, since they add nothing to what the namespace's use, as read, already counts.
 type Gate struct {
 	rm Reader
 
