@@ -219,3 +219,49 @@ func TestStorageQuotaRace(t *testing.T) {
 	}
 	waitQuotaUsed(t, g, "490Gi")
 }
+
+// Only the writes that charge more storage pass a quota namespace's gate one at a time:
+// a claim's create and its larger request do; a label, or the same request again, does not
+// (vmop_api_quota_holds_total counts the writes that held it).
+func TestOnlyChargingWritesHoldTheQuota(t *testing.T) {
+	g := startGateway(t, newStreams(t), t.TempDir())
+	if code, resp := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create storage class: %d %s", code, resp)
+	}
+	if code, resp := g.do("POST", quotas, adminToken, myQuota); code != http.StatusCreated {
+		t.Fatalf("create quota: %d %s", code, resp)
+	}
+	holds := func() float64 {
+		t.Helper()
+		code, body := g.do("GET", "/metrics", adminToken, nil)
+		if code != http.StatusOK {
+			t.Fatalf("metrics: %d %s", code, body)
+		}
+		return max(metricValue(string(body), `vmop_api_quota_holds_total{resource="persistentvolumeclaims"}`), 0)
+	}
+	patch := func(body string) {
+		t.Helper()
+		if code, resp := g.do("PATCH", claims+"/held", userToken, body, "Content-Type", "application/merge-patch+json"); code != http.StatusOK {
+			t.Fatalf("patch %s: %d %s", body, code, resp)
+		}
+	}
+	for _, step := range []struct {
+		what  string
+		write func()
+		holds float64
+	}{
+		{"create", func() {
+			if code, resp := g.do("POST", claims, userToken, claim("held", "10Gi"), "Content-Type", "application/yaml"); code != http.StatusCreated {
+				t.Fatalf("create claim: %d %s", code, resp)
+			}
+		}, 1},
+		{"a label", func() { patch(`{"metadata":{"labels":{"tier":"db"}}}`) }, 1},
+		{"a larger request", func() { patch(`{"spec":{"resources":{"requests":{"storage":"20Gi"}}}}`) }, 2},
+		{"the same request again", func() { patch(`{"spec":{"resources":{"requests":{"storage":"20Gi"}}}}`) }, 2},
+	} {
+		step.write()
+		if got := holds(); got != step.holds {
+			t.Errorf("after %s: %v writes held the quota, want %v", step.what, got, step.holds)
+		}
+	}
+}

@@ -129,7 +129,9 @@ func Run(ctx context.Context, cfg Config) error {
 		seeded:         make(chan struct{}),
 	}
 	s.metrics = newMetrics(cfg.JetStream, rm, s.watches)
-	s.quotas = quota.NewGate(rm)
+	quotas := quota.NewGate(rm)
+	s.quotas = quotas
+	s.metrics.registry.MustRegister(quotas.Metrics())
 	if cfg.TokensPath != "" {
 		go authn.ReloadTokens(ctx, cfg.TokensPath, loaded, log)
 	}

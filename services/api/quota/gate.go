@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/vmop/vmop/pkg/model"
 	"github.com/vmop/vmop/services/api/readmodel"
 )
@@ -15,7 +17,8 @@ import (
 // the others (most updates: a VM's volumes, a label) never wait for a charging write's
 // fold, since they add nothing to what the namespace's use, as read, already counts.
 type Gate struct {
-	rm Reader
+	rm    Reader
+	holds *prometheus.CounterVec // writes that held a namespace, by resource
 
 	mu         sync.Mutex
 	namespaces map[string]*sync.Mutex
@@ -23,8 +26,15 @@ type Gate struct {
 
 // NewGate is a gate over the quotas rm holds.
 func NewGate(rm Reader) *Gate {
-	return &Gate{rm: rm, namespaces: map[string]*sync.Mutex{}}
+	return &Gate{rm: rm, namespaces: map[string]*sync.Mutex{},
+		holds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmop_api_quota_holds_total",
+			Help: "Writes that charged more storage in a namespace with a quota, and so passed its quota gate one at a time, by resource.",
+		}, []string{"resource"})}
 }
+
+// Metrics is the gate's collector: how many writes held a namespace.
+func (g *Gate) Metrics() prometheus.Collector { return g.holds }
 
 // hold waits until no other write charging ns's quotas is under way and returns the func
 // that lets the next one in. Kinds that charge nothing, and namespaces without quotas, pass
@@ -40,6 +50,7 @@ func (g *Gate) hold(k model.Kind, ns string) (release func()) {
 		g.namespaces[ns] = m
 	}
 	g.mu.Unlock()
+	g.holds.WithLabelValues(k.Plural).Inc()
 	m.Lock()
 	return m.Unlock
 }
