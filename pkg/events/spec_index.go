@@ -3,19 +3,13 @@ package events
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/synadia-io/orbit.go/jetstreamext"
 )
-
-// specIndexBatch is how many records one batched direct get of a SpecIndex asks for.
-const specIndexBatch = 512
 
 // specIndexRecheck is how often a SpecIndex looks where the stream ends: a stream deleted
 // and made again numbers its records from 1, and an index that read further would wait
@@ -111,44 +105,16 @@ func (x *SpecIndex[T]) catchUp(ctx context.Context, asked time.Time) error {
 		}
 		x.checked = began
 	}
-	for {
-		more, err := x.readNext(ctx)
-		if err != nil {
-			return err
-		}
-		if !more {
-			x.caughtUp = began
-			return nil
-		}
-	}
-}
-
-// readNext applies the next batch of records after x.applied; more says the stream held
-// more than the batch.
-func (x *SpecIndex[T]) readNext(ctx context.Context) (more bool, err error) {
-	msgs, err := jetstreamext.GetBatch(ctx, x.js, StreamSpecs, specIndexBatch,
-		jetstreamext.GetBatchSeq(x.applied+1), jetstreamext.GetBatchSubject(SpecFilter(x.plural)))
-	if err != nil {
-		return false, err
-	}
-	read, pending := 0, ""
-	for raw, err := range msgs {
-		if errors.Is(err, jetstreamext.ErrNoMessages) {
-			return false, nil // nothing after x.applied
-		}
-		if err != nil {
-			return false, err
-		}
-		read++
-		x.applied, pending = raw.Sequence, raw.Header.Get(numPendingHeader)
+	err := readForward(ctx, x.js, StreamSpecs, SpecFilter(x.plural), x.applied+1, func(raw *jetstream.RawStreamMsg) {
+		x.applied = raw.Sequence
 		if rec, err := ParseRawSpecMsg(raw); err == nil {
 			x.apply(rec)
 		}
+	})
+	if err == nil {
+		x.caughtUp = began
 	}
-	if n, err := strconv.ParseUint(pending, 10, 64); err == nil {
-		return n > 0, nil
-	}
-	return read == specIndexBatch, nil
+	return err
 }
 
 // apply makes rec the newest record of its object.

@@ -141,6 +141,20 @@ func TestStorageQuota(t *testing.T) {
 	}
 }
 
+// quotaGateway is a gateway of its own whose my-namespace has my-storage-class and
+// my-quota (500Gi).
+func quotaGateway(t *testing.T) *gateway {
+	t.Helper()
+	g := startGateway(t, newStreams(t), t.TempDir())
+	if code, resp := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
+		t.Fatalf("create storage class: %d %s", code, resp)
+	}
+	if code, resp := g.do("POST", quotas, adminToken, myQuota); code != http.StatusCreated {
+		t.Fatalf("create quota: %d %s", code, resp)
+	}
+	return g
+}
+
 // waitQuotaUsed waits until my-quota's status shows used requests.storage.
 func waitQuotaUsed(t *testing.T, g *gateway, want string) {
 	t.Helper()
@@ -193,13 +207,7 @@ current-context: admin
 // Creates racing for the last free space of a namespace are admitted one after the other:
 // with 50Gi free, exactly two of six 20Gi claims are created.
 func TestStorageQuotaRace(t *testing.T) {
-	g := startGateway(t, newStreams(t), t.TempDir())
-	if code, resp := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
-		t.Fatalf("create storage class: %d %s", code, resp)
-	}
-	if code, resp := g.do("POST", quotas, adminToken, myQuota); code != http.StatusCreated {
-		t.Fatalf("create quota: %d %s", code, resp)
-	}
+	g := quotaGateway(t)
 	if code, resp := g.do("POST", claims, userToken, claim("big-claim", "450Gi"), "Content-Type", "application/yaml"); code != http.StatusCreated {
 		t.Fatalf("create claim: %d %s", code, resp)
 	}
@@ -224,13 +232,7 @@ func TestStorageQuotaRace(t *testing.T) {
 // a claim's create and its larger request do; a label, or the same request again, does not
 // (vmop_api_quota_holds_total counts the writes that held it).
 func TestOnlyChargingWritesHoldTheQuota(t *testing.T) {
-	g := startGateway(t, newStreams(t), t.TempDir())
-	if code, resp := g.do("POST", "/apis/storage.k8s.io/v1/storageclasses", adminToken, storageClass, "Content-Type", "application/yaml"); code != http.StatusCreated {
-		t.Fatalf("create storage class: %d %s", code, resp)
-	}
-	if code, resp := g.do("POST", quotas, adminToken, myQuota); code != http.StatusCreated {
-		t.Fatalf("create quota: %d %s", code, resp)
-	}
+	g := quotaGateway(t)
 	holds := func() float64 {
 		t.Helper()
 		code, body := g.do("GET", "/metrics", adminToken, nil)

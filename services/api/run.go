@@ -129,7 +129,7 @@ func Run(ctx context.Context, cfg Config) error {
 		seeded:         make(chan struct{}),
 	}
 	s.metrics = newMetrics(cfg.JetStream, rm, s.watches)
-	quotas := quota.NewGate(rm)
+	quotas := quota.NewGate()
 	s.quotas = quotas
 	s.metrics.registry.MustRegister(quotas.Metrics())
 	if cfg.TokensPath != "" {

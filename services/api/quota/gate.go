@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vmop/vmop/pkg/model"
-	"github.com/vmop/vmop/services/api/readmodel"
 )
 
 // Gate serializes the writes that charge a namespace's storage quotas, from admission until
@@ -17,16 +16,15 @@ import (
 // the others (most updates: a VM's volumes, a label) never wait for a charging write's
 // fold, since they add nothing to what the namespace's use, as read, already counts.
 type Gate struct {
-	rm    Reader
 	holds *prometheus.CounterVec // writes that held a namespace, by resource
 
 	mu         sync.Mutex
 	namespaces map[string]*sync.Mutex
 }
 
-// NewGate is a gate over the quotas rm holds.
-func NewGate(rm Reader) *Gate {
-	return &Gate{rm: rm, namespaces: map[string]*sync.Mutex{},
+// NewGate is a gate no write holds yet.
+func NewGate() *Gate {
+	return &Gate{namespaces: map[string]*sync.Mutex{},
 		holds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vmop_api_quota_holds_total",
 			Help: "Writes that charged more storage in a namespace with a quota, and so passed its quota gate one at a time, by resource.",
@@ -37,12 +35,8 @@ func NewGate(rm Reader) *Gate {
 func (g *Gate) Metrics() prometheus.Collector { return g.holds }
 
 // hold waits until no other write charging ns's quotas is under way and returns the func
-// that lets the next one in. Kinds that charge nothing, and namespaces without quotas, pass
-// at once.
+// that lets the next one in.
 func (g *Gate) hold(k model.Kind, ns string) (release func()) {
-	if !Charged(k.Kind) || !g.limited(ns) {
-		return func() {}
-	}
 	g.mu.Lock()
 	m := g.namespaces[ns]
 	if m == nil {
@@ -53,12 +47,6 @@ func (g *Gate) hold(k model.Kind, ns string) (release func()) {
 	g.holds.WithLabelValues(k.Plural).Inc()
 	m.Lock()
 	return m.Unlock
-}
-
-// limited tells whether ns has a quota (when the read model cannot say, it is held).
-func (g *Gate) limited(ns string) bool {
-	res, err := g.rm.List(readmodel.ListOptions{Plural: "resourcequotas", Namespace: ns, Limit: 1})
-	return err != nil || len(res.Items) > 0
 }
 
 // deferred is a write's hold on its namespace's gate, taken on demand (Take).
@@ -87,8 +75,9 @@ func (g *Gate) Defer(ctx context.Context, k model.Kind, ns string) (context.Cont
 	}
 }
 
-// Take takes the hold ctx carries, once: admission does before it reads what a charging
-// write's namespace uses. A ctx without one (the seeded inventory's writes) takes nothing.
+// Take takes the hold ctx carries, once: admission does when a write charges more storage
+// in a namespace with quotas, before it reads what the namespace uses. A ctx without one
+// (the seeded inventory's writes) takes nothing.
 func Take(ctx context.Context) {
 	d, ok := ctx.Value(deferredKey{}).(*deferred)
 	if !ok {

@@ -5,15 +5,7 @@ import (
 	"testing"
 
 	"github.com/vmop/vmop/pkg/model"
-	"github.com/vmop/vmop/services/api/readmodel"
 )
-
-// limitedNamespaces is a read model in which every namespace has a quota.
-type limitedNamespaces struct{ Reader }
-
-func (limitedNamespaces) List(readmodel.ListOptions) (readmodel.ListResult, error) {
-	return readmodel.ListResult{Items: []readmodel.Object{{}}}, nil
-}
 
 var vmKind = model.Kind{Kind: "VirtualMachine"}
 
@@ -21,7 +13,7 @@ var vmKind = model.Kind{Kind: "VirtualMachine"}
 // is asked, and let go by its own release alone; a write that never took it lets nothing
 // go, and a context without a hold takes nothing.
 func TestDeferredHold(t *testing.T) {
-	g := NewGate(limitedNamespaces{})
+	g := NewGate()
 	held := func() bool {
 		m := g.namespaces["ns"]
 		if m == nil || m.TryLock() {
