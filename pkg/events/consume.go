@@ -99,6 +99,8 @@ func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, ke
 
 	var jobs sync.WaitGroup
 	pending := newCoalescer(cfg.Coalesce)
+	// unsubscribed is closed once the server knows this consumer pulls no more.
+	unsubscribed := make(chan struct{})
 	dispatch := func(msg jetstream.Msg) {
 		k := key(msg.Subject())
 		b, queue := pending.add(k, msg, keepInProgress(msg, cfg.AckWait/2))
@@ -109,7 +111,7 @@ func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, ke
 		cfg.Queue.add(k, func() {
 			defer jobs.Done()
 			pending.start(k, b)
-			process(ctx, cfg.Durable, b, h)
+			process(ctx, cfg.Durable, b, h, unsubscribed)
 		})
 	}
 	health := consumerHealth{suspect: make(chan struct{}, 1)}
@@ -118,8 +120,11 @@ func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, ke
 		return fmt.Errorf("consume %s as %s: %w", cfg.Stream, cfg.Durable, err)
 	}
 	err = health.wait(ctx, js, cfg, cc)
-	cc.Stop()
+	// Drained, not stopped: what the client holds already is dispatched, and so handed
+	// back below, instead of being dropped to wait out the AckWait.
+	cc.Drain()
 	<-cc.Closed() // no dispatch after this, so jobs.Add cannot race jobs.Wait
+	close(unsubscribed)
 	jobs.Wait()
 	if err != nil {
 		return fmt.Errorf("consume %s as %s: %w", cfg.Stream, cfg.Durable, err)
@@ -128,8 +133,10 @@ func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, ke
 }
 
 // process handles a batch's first message inside its CONSUMER span and settles every
-// message of the batch by the outcome.
-func process(ctx context.Context, durable string, b *batch, h Handler) {
+// message of the batch by the outcome. A batch a stop cut short is settled once
+// unsubscribed is closed: handed back while this consumer's pull is still open, a message
+// could be sent straight back to it and dropped there, unseen until the AckWait ran out.
+func process(ctx context.Context, durable string, b *batch, h Handler, unsubscribed <-chan struct{}) {
 	for _, stop := range b.stops {
 		defer stop()
 	}
@@ -139,6 +146,9 @@ func process(ctx context.Context, durable string, b *batch, h Handler) {
 	stopping := ctx.Err() != nil
 	if a := ackFor(err, 1, stopping); a.kind == ackTerm {
 		slog.Error("message terminated: no retry can handle it", "consumer", durable, "subject", first.Subject(), "reason", a.reason)
+	}
+	if stopping {
+		<-unsubscribed
 	}
 	for _, msg := range b.msgs {
 		delivered := uint64(1)
