@@ -120,11 +120,9 @@ func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, ke
 		return fmt.Errorf("consume %s as %s: %w", cfg.Stream, cfg.Durable, err)
 	}
 	err = health.wait(ctx, js, cfg, cc)
-	// Drained, not stopped: what the client holds already is dispatched, and so handed
-	// back below, instead of being dropped to wait out the AckWait.
-	cc.Drain()
+	cc.Stop()
 	<-cc.Closed() // no dispatch after this, so jobs.Add cannot race jobs.Wait
-	close(unsubscribed)
+	close(unsubscribed) // the unsubscribe is written: what is handed back now comes after it
 	jobs.Wait()
 	if err != nil {
 		return fmt.Errorf("consume %s as %s: %w", cfg.Stream, cfg.Durable, err)
