@@ -99,7 +99,8 @@ func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, ke
 
 	var jobs sync.WaitGroup
 	pending := newCoalescer(cfg.Coalesce)
-	// unsubscribed is closed once the server knows this consumer pulls no more.
+	// unsubscribed is closed once the consumer's unsubscribe is written on the connection:
+	// a message handed back after that reaches the server after it (process).
 	unsubscribed := make(chan struct{})
 	dispatch := func(msg jetstream.Msg) {
 		k := key(msg.Subject())
@@ -122,7 +123,7 @@ func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, ke
 	err = health.wait(ctx, js, cfg, cc)
 	cc.Stop()
 	<-cc.Closed() // no dispatch after this, so jobs.Add cannot race jobs.Wait
-	close(unsubscribed) // the unsubscribe is written: what is handed back now comes after it
+	close(unsubscribed)
 	jobs.Wait()
 	if err != nil {
 		return fmt.Errorf("consume %s as %s: %w", cfg.Stream, cfg.Durable, err)
