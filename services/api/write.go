@@ -20,6 +20,7 @@ import (
 
 	"github.com/vmop/vmop/pkg/events"
 	"github.com/vmop/vmop/services/api/admission"
+	"github.com/vmop/vmop/services/api/readmodel"
 )
 
 func (s *server) create(c echo.Context, t target) error {
@@ -332,6 +333,15 @@ func (s *server) respondStored(c echo.Context, t target, seq uint64, code int) e
 		return storedNotFolded(t, seq)
 	}
 	obj, err := s.rm.Get(t.Kind.Plural, t.Namespace, t.Name)
+	if errors.Is(err, readmodel.ErrNotFound) {
+		// A later record removed it: the write took the last finalizer off an object being
+		// deleted, which then went at once. kube-apiserver answers such a write with the
+		// object as written, and so does this, from the write's record.
+		var rec events.SpecRecord
+		if rec, err = events.SpecAt(ctx, s.specs.js, t.ref(), seq); err == nil {
+			obj = readmodel.Object{JSON: rec.Body, SpecSeq: seq}
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("read back %s: %w", t.ref(), err)
 	}
