@@ -100,6 +100,20 @@ func connectDirect(b *testing.B, e vmopvc.Endpoint) *directPath {
 // round deploys n VMs (spread over the zones) and powers each on, then powers them off
 // and destroys them, benchConcurrency at a time.
 func (d *directPath) round(b *testing.B, prefix string, n int) round {
+	var mu sync.Mutex
+	zone := 0
+	return vmRound(b, prefix, n, func(ctx context.Context, name string) (*object.VirtualMachine, error) {
+		mu.Lock()
+		z := d.zones[zone%len(d.zones)]
+		zone++
+		mu.Unlock()
+		return d.createAndPowerOn(ctx, name, z)
+	})
+}
+
+// vmRound creates n VMs with create, benchConcurrency at a time, then powers them off
+// and destroys them, measuring both phases.
+func vmRound(b *testing.B, prefix string, n int, create func(ctx context.Context, name string) (*object.VirtualMachine, error)) round {
 	ctx := context.Background()
 	names := make([]string, n)
 	for i := range names {
@@ -110,14 +124,9 @@ func (d *directPath) round(b *testing.B, prefix string, n int) round {
 	r := round{n: n}
 	vms := make(map[string]*object.VirtualMachine, n)
 	var mu sync.Mutex
-	zone := 0
 	parallel(b, names, func(name string) error {
-		mu.Lock()
-		z := d.zones[zone%len(d.zones)]
-		zone++
-		mu.Unlock()
 		start := time.Now()
-		vm, err := d.createAndPowerOn(ctx, name, z)
+		vm, err := create(ctx, name)
 		if err != nil {
 			return err
 		}
@@ -140,8 +149,29 @@ func (d *directPath) round(b *testing.B, prefix string, n int) round {
 }
 
 func (d *directPath) createAndPowerOn(ctx context.Context, name string, z directZone) (*object.VirtualMachine, error) {
+	vm, err := d.deploy(ctx, name, z)
+	if err != nil {
+		return nil, err
+	}
+	task, err := vm.PowerOn(ctx)
+	if err == nil {
+		err = task.Wait(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("power on %s: %w", name, err)
+	}
+	return vm, nil
+}
+
+// deploy deploys the image as the class's VM in the zone.
+func (d *directPath) deploy(ctx context.Context, name string, z directZone) (*object.VirtualMachine, error) {
+	return d.deployAs(ctx, name, z, uuid.NewString())
+}
+
+// deployAs is deploy with the VM's instance UUID given.
+func (d *directPath) deployAs(ctx context.Context, name string, z directZone, instanceUUID string) (*object.VirtualMachine, error) {
 	cs, err := configSpecXML(types.VirtualMachineConfigSpec{
-		NumCPUs: benchCPUs, MemoryMB: benchMemoryMB, InstanceUuid: uuid.NewString(), Uuid: uuid.NewString(),
+		NumCPUs: benchCPUs, MemoryMB: benchMemoryMB, InstanceUuid: instanceUUID, Uuid: uuid.NewString(),
 	})
 	if err != nil {
 		return nil, err
@@ -156,15 +186,7 @@ func (d *directPath) createAndPowerOn(ctx context.Context, name string, z direct
 	if err != nil {
 		return nil, fmt.Errorf("deploy %s: %w", name, err)
 	}
-	vm := object.NewVirtualMachine(d.c.Client, *ref)
-	task, err := vm.PowerOn(ctx)
-	if err == nil {
-		err = task.Wait(ctx)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("power on %s: %w", name, err)
-	}
-	return vm, nil
+	return object.NewVirtualMachine(d.c.Client, *ref), nil
 }
 
 func powerOffAndDestroy(ctx context.Context, vm *object.VirtualMachine) error {
