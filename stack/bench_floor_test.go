@@ -18,17 +18,16 @@ import (
 	"github.com/vmop/vmop/pkg/inventory"
 )
 
-// BenchmarkDirectFloor measures what the seed's vm-example asks of vCenter, done
-// directly, against BenchmarkPipeline's direct path (deploy and power on; power off and
-// destroy) on the same vcsim in the same run. vm-example names a storage class and a
-// cloud-init bootstrap, and VM Operator registers an image's disks as volumes, so any
-// implementation must at least: choose a zone (PlaceVmsXCluster), deploy, read the VM's
-// disks and power state, write the cloud-init ExtraConfig (one reconfigure), register the
-// boot disk as a first-class disk and a CNS volume, and power on; and, since a redelivered
-// create must repeat no vCenter operation, look the VM up before deploying it and the
-// volume before creating it. That is the floor under the API path's
-// CPU and latency, whatever vmop does around it: the ratios it prints bound what
-// BenchmarkPipeline's can reach. -vms and -rounds as for BenchmarkPipeline.
+// BenchmarkDirectFloor measures what the seed's vm-example asks of vCenter, done directly
+// with govmomi (the floor), against BenchmarkPipeline's direct path (deploy and power on;
+// power off and destroy) on the same vcsim in the same run. vm-example names a storage class
+// and a cloud-init bootstrap, and VM Operator registers an image's disks as volumes, so any
+// implementation must at least choose a zone (PlaceVmsXCluster), deploy, read the VM's disks
+// and power state, write the cloud-init ExtraConfig (one reconfigure), register the boot disk
+// as a first-class disk and a CNS volume, and power on; and, since a redelivered create must
+// repeat no vCenter operation, look the VM up before deploying it and the volume before
+// creating it. What the floor costs over the bare path bounds the ratios BenchmarkPipeline
+// can reach, whatever vmop does around that work. -vms and -rounds as for BenchmarkPipeline.
 func BenchmarkDirectFloor(b *testing.B) {
 	n := *benchVMs
 	st := startBenchStack(b)
@@ -65,7 +64,6 @@ type floorPath struct {
 	*directPath
 	cns   *cns.Client
 	pools []types.ManagedObjectReference // the zones' pools, in directPath.zones order
-	names map[types.ManagedObjectReference]string
 }
 
 func newFloorPath(b *testing.B, d *directPath) *floorPath {
@@ -74,10 +72,9 @@ func newFloorPath(b *testing.B, d *directPath) *floorPath {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f := &floorPath{directPath: d, cns: c, names: map[types.ManagedObjectReference]string{}}
-	for i, z := range d.zones {
+	f := &floorPath{directPath: d, cns: c}
+	for _, z := range d.zones {
 		f.pools = append(f.pools, z.pool)
-		f.names[z.datastore] = inventory.Zones[i].Datastore
 	}
 	return f
 }
@@ -95,22 +92,18 @@ func (f *floorPath) createAndPowerOn(ctx context.Context, name string) (*object.
 	if err != nil {
 		return nil, fmt.Errorf("place %s: %w", name, err)
 	}
-	z := f.zones[0]
-	for _, info := range res.PlacementInfos {
-		for _, a := range info.Recommendation.Action {
-			if ip, ok := a.(*types.ClusterClusterInitialPlacementAction); ok {
-				for _, cand := range f.zones {
-					if cand.pool == ip.Pool {
-						z = cand
-					}
-				}
-			}
-		}
+	z, ok := f.recommended(res)
+	if !ok {
+		return nil, fmt.Errorf("place %s: PlaceVmsXCluster recommended none of the zones", name)
 	}
 	// A redelivered create must not deploy twice: look the VM up by its instance UUID first.
 	instanceUUID := uuid.NewString()
-	if found, err := object.NewSearchIndex(f.c.Client).FindByUuid(ctx, nil, instanceUUID, true, types.NewBool(true)); err != nil || found != nil {
-		return nil, fmt.Errorf("look up %s: %v %v", name, found, err)
+	found, err := object.NewSearchIndex(f.c.Client).FindByUuid(ctx, nil, instanceUUID, true, types.NewBool(true))
+	if err != nil {
+		return nil, fmt.Errorf("look up %s: %w", name, err)
+	}
+	if found != nil {
+		return nil, fmt.Errorf("%s exists already", name)
 	}
 	vm, err := f.deployAs(ctx, name, z, instanceUUID)
 	if err != nil {
@@ -143,6 +136,22 @@ func (f *floorPath) createAndPowerOn(ctx context.Context, name string) (*object.
 	return vm, nil
 }
 
+// recommended is the zone whose pool PlaceVmsXCluster's answer places the VM in.
+func (f *floorPath) recommended(res *types.PlaceVmsXClusterResult) (directZone, bool) {
+	for _, info := range res.PlacementInfos {
+		for _, a := range info.Recommendation.Action {
+			if ip, ok := a.(*types.ClusterClusterInitialPlacementAction); ok {
+				for _, z := range f.zones {
+					if z.pool == ip.Pool {
+						return z, true
+					}
+				}
+			}
+		}
+	}
+	return directZone{}, false
+}
+
 // registerBootDisk makes the VM's first disk a first-class disk and a CNS volume.
 func (f *floorPath) registerBootDisk(ctx context.Context, name string, z directZone, devices object.VirtualDeviceList) error {
 	disks := devices.SelectByType((*types.VirtualDisk)(nil))
@@ -158,8 +167,11 @@ func (f *floorPath) registerBootDisk(ctx context.Context, name string, z directZ
 	u := object.NewDatastoreURL(*f.c.Client.URL(), inventory.Datacenter, p.Datastore, p.Path)
 	// A redelivery must not register twice: look for the volume first.
 	found, err := f.cns.QueryVolume(ctx, &cnstypes.CnsQueryFilter{Names: []string{name}})
-	if err != nil || len(found.Volumes) != 0 {
-		return fmt.Errorf("look up the volume of %s: %v %v", name, found, err)
+	if err != nil {
+		return fmt.Errorf("look up the volume of %s: %w", name, err)
+	}
+	if len(found.Volumes) != 0 {
+		return fmt.Errorf("the volume of %s exists already", name)
 	}
 	fcd, err := vslm.NewObjectManager(f.c.Client).RegisterDisk(ctx, u.String(), name)
 	if err != nil {
