@@ -72,7 +72,7 @@ func (x *vmIndex) lookup(ctx context.Context, vc *govmomi.Client, moref string) 
 	}
 	var vm mo.VirtualMachine
 	err = property.DefaultCollector(vc.Client).RetrieveOne(ctx,
-		types.ManagedObjectReference{Type: "VirtualMachine", Value: moref}, []string{"config.extraConfig"}, &vm)
+		types.ManagedObjectReference{Type: "VirtualMachine", Value: moref}, []string{objectKeyProperty}, &vm)
 	if fault.Is(err, &types.ManagedObjectNotFound{}) {
 		return events.Ref{}, false, nil // gone: nothing to correct
 	}
@@ -90,6 +90,10 @@ func (x *vmIndex) lookup(ctx context.Context, vc *govmomi.Client, moref string) 
 	}
 	return ref, ok, nil
 }
+
+// objectKeyProperty is the one ExtraConfig key lookup reads: the whole ExtraConfig may hold
+// a bootstrap's user data, large to send for one key.
+const objectKeyProperty = `config.extraConfig["` + vcenter.KeyObject + `"]`
 
 // objectOf reads the VirtualMachine object a VM's ExtraConfig names.
 func objectOf(cfg *types.VirtualMachineConfigInfo) (events.Ref, bool) {
