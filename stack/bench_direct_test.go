@@ -149,7 +149,7 @@ func vmRound(b *testing.B, prefix string, n int, create func(ctx context.Context
 }
 
 func (d *directPath) createAndPowerOn(ctx context.Context, name string, z directZone) (*object.VirtualMachine, error) {
-	vm, err := d.deploy(ctx, name, z)
+	vm, err := d.deploy(ctx, name, z, uuid.NewString())
 	if err != nil {
 		return nil, err
 	}
@@ -163,13 +163,8 @@ func (d *directPath) createAndPowerOn(ctx context.Context, name string, z direct
 	return vm, nil
 }
 
-// deploy deploys the image as the class's VM in the zone.
-func (d *directPath) deploy(ctx context.Context, name string, z directZone) (*object.VirtualMachine, error) {
-	return d.deployAs(ctx, name, z, uuid.NewString())
-}
-
-// deployAs is deploy with the VM's instance UUID given.
-func (d *directPath) deployAs(ctx context.Context, name string, z directZone, instanceUUID string) (*object.VirtualMachine, error) {
+// deploy deploys the image as the class's VM, with the instance UUID, in the zone.
+func (d *directPath) deploy(ctx context.Context, name string, z directZone, instanceUUID string) (*object.VirtualMachine, error) {
 	cs, err := configSpecXML(types.VirtualMachineConfigSpec{
 		NumCPUs: benchCPUs, MemoryMB: benchMemoryMB, InstanceUuid: instanceUUID, Uuid: uuid.NewString(),
 	})
