@@ -57,12 +57,17 @@ func BenchmarkPlacement(b *testing.B) {
 	b.ReportMetric(raw.createRate(), "direct-create-VMs/s")
 	b.ReportMetric(ratio, "create-ratio")
 	b.ReportMetric(api.deleteRate()/raw.deleteRate(), "delete-ratio")
+	b.ReportMetric(cpuPerVM(api.createCPU, api.n), "api-create-cpu-ms/VM")
+	b.ReportMetric(cpuPerVM(raw.createCPU, raw.n), "direct-create-cpu-ms/VM")
 	b.Logf("%d VMs a round in groups of %d with host anti-affinity, %d at a time\n"+
 		"  place, create and power on: API %6.1f VMs/s (%v)   direct %6.1f VMs/s (%v)   API/direct %.2f\n"+
-		"  delete:                     API %6.1f VMs/s (%v)   direct %6.1f VMs/s (%v)   API/direct %.2f",
+		"  delete:                     API %6.1f VMs/s (%v)   direct %6.1f VMs/s (%v)   API/direct %.2f\n"+
+		"  CPU per VM, create: API %.1f ms   direct %.1f ms   API/direct %.1f; delete: API %.1f ms   direct %.1f ms",
 		n, benchGroupSize, benchConcurrency,
 		api.createRate(), api.create.Round(time.Millisecond), raw.createRate(), raw.create.Round(time.Millisecond), ratio,
-		api.deleteRate(), api.delete.Round(time.Millisecond), raw.deleteRate(), raw.delete.Round(time.Millisecond), api.deleteRate()/raw.deleteRate())
+		api.deleteRate(), api.delete.Round(time.Millisecond), raw.deleteRate(), raw.delete.Round(time.Millisecond), api.deleteRate()/raw.deleteRate(),
+		cpuPerVM(api.createCPU, api.n), cpuPerVM(raw.createCPU, raw.n), float64(api.createCPU)/float64(raw.createCPU),
+		cpuPerVM(api.deleteCPU, api.n), cpuPerVM(raw.deleteCPU, raw.n))
 }
 
 // groupOf is the name of the group of the i-th VM of a round.
