@@ -30,10 +30,17 @@ func TestOnlyPrerequisiteConditionsConcernPower(t *testing.T) {
 		h.waitInputsHandled()
 	}
 	network(metav1.ConditionTrue, metav1.ConditionFalse)
+	// A reconcile power's watch triggers (the power-on seen in vCenter) reads everything and
+	// takes a change arriving while it waits with it: of three Tools-only changes, at least
+	// one must find none waiting and be answered unconcerned.
 	before := unconcernedOfPower(t)
-	network(metav1.ConditionTrue, metav1.ConditionTrue)
-	if n := unconcernedOfPower(t) - before; n != 1 {
-		t.Errorf("%v unconcerned answers to a change of network's Tools condition, want 1", n)
+	tools := metav1.ConditionFalse
+	for range 3 {
+		tools = map[metav1.ConditionStatus]metav1.ConditionStatus{metav1.ConditionTrue: metav1.ConditionFalse, metav1.ConditionFalse: metav1.ConditionTrue}[tools]
+		network(metav1.ConditionTrue, tools)
+	}
+	if n := unconcernedOfPower(t) - before; n < 1 || n > 3 {
+		t.Errorf("%v unconcerned answers to 3 changes of network's Tools condition, want 1 to 3", n)
 	}
 	answered := unconcernedOfPower(t)
 	network(metav1.ConditionFalse, metav1.ConditionTrue)
