@@ -55,15 +55,23 @@ func NewSpecIndex[T any](js jetstream.JetStream, plural string, project func(Spe
 // In returns what the index keeps of the namespace's objects, ordered by name, as of the
 // stream's state when it was called.
 func (x *SpecIndex[T]) In(ctx context.Context, namespace string) ([]Indexed[T], error) {
+	return x.Where(ctx, namespace, nil)
+}
+
+// Where is In with only the objects keep accepts (every one with nil): a decision about a
+// few objects of a large namespace copies and sorts only those.
+func (x *SpecIndex[T]) Where(ctx context.Context, namespace string, keep func(Indexed[T]) bool) ([]Indexed[T], error) {
 	asked := time.Now()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err := x.catchUp(ctx, asked); err != nil {
 		return nil, fmt.Errorf("read %s of %s: %w", x.plural, namespace, err)
 	}
-	out := make([]Indexed[T], 0, len(x.objects[namespace]))
+	var out []Indexed[T]
 	for _, o := range x.objects[namespace] {
-		out = append(out, o)
+		if keep == nil || keep(o) {
+			out = append(out, o)
+		}
 	}
 	slices.SortFunc(out, func(a, b Indexed[T]) int { return cmp.Compare(a.Ref.Name, b.Ref.Name) })
 	return out, nil

@@ -3,6 +3,7 @@ package events_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/vmop/vmop/pkg/events"
@@ -95,6 +96,10 @@ func TestSpecIndexKeepsTheNewestRecordOfEachObject(t *testing.T) {
 	if got, err := index.In(ctx, "none"); err != nil || len(got) != 0 {
 		t.Errorf("a namespace without VMs: %+v, %v", got, err)
 	}
+	odd, err := index.Where(ctx, "ns", func(o events.Indexed[int]) bool { return o.Value%2 == 1 && o.Value < 10 })
+	if names := refNames(odd); err != nil || !slices.Equal(names, []string{"new", "vm-0001", "vm-0005", "vm-0007", "vm-0009"}) {
+		t.Errorf("Where odd values under 10 = %v, %v; want new (7) and vm-0001, 5, 7, 9 (vm-0003 is 1003 now), in name order", names, err)
+	}
 
 	put(vm("third", "late"), events.OpPut, `{"v":-3}`) // appended after every read so far
 	everywhere, err := index.Everywhere(ctx)
@@ -152,4 +157,12 @@ func TestSpecIndexStartsOverWithANewStream(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Ref.Name != "new" || got[0].Value != 2 {
 		t.Fatalf("after the stream was made again: %+v, %v; want only the new VM", got, err)
 	}
+}
+
+func refNames(objs []events.Indexed[int]) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.Ref.Name)
+	}
+	return out
 }
