@@ -38,6 +38,7 @@ const (
 // and reports the members.
 type groupReconciler struct {
 	js        jetstream.JetStream
+	index     memberIndex
 	requestAt func(ctx context.Context, ref events.Ref, at time.Time)
 	log       *slog.Logger
 }
@@ -71,7 +72,7 @@ func (r *groupReconciler) reconcile(ctx context.Context, o reconcile.Object) (re
 		st.Members, st.Conditions = prev.Members, conds.List()
 		return reconcile.Result{Status: st}, nil
 	}
-	ms, err := members(ctx, r.js, o.Ref.Namespace, &g)
+	ms, err := r.index.members(ctx, o.Ref.Namespace, &g)
 	if err != nil {
 		return reconcile.Result{}, err
 	}

@@ -27,7 +27,7 @@ var pluralOf = map[string]string{
 type member struct {
 	key    memberKey
 	ref    events.Ref
-	rec    events.SpecRecord // its latest record; Seq is the CAS base of a write
+	rec    events.SpecRecord // its latest record once read whole (readMember); Seq is the CAS base of a write
 	found  bool              // it exists and is not being deleted
 	head   memberHead
 	listed bool  // in the group's boot order
@@ -64,34 +64,115 @@ func readMember(ctx context.Context, js jetstream.JetStream, key memberKey, ref 
 	if rec.Op == events.OpDelete {
 		return m, nil
 	}
-	if err := json.Unmarshal(rec.Body, &m.head); err != nil {
-		m.bad = fmt.Errorf("decode %s: %w", key, err)
-		return m, nil
-	}
-	m.found = m.head.Metadata.DeletionTimestamp == ""
+	m.head, m.bad = decodeMemberHead(key, rec.Body)
+	m.found = m.bad == nil && m.head.Metadata.DeletionTimestamp == ""
 	return m, nil
+}
+
+func decodeMemberHead(key memberKey, body []byte) (memberHead, error) {
+	var head memberHead
+	if err := json.Unmarshal(body, &head); err != nil {
+		return memberHead{}, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return head, nil
+}
+
+// memberIndex keeps the heads of a namespace's possible members, VMs and groups, in
+// memory (events.SpecIndex): reading every record of the namespace at each group
+// reconcile made a group cost as much as its namespace is large, and n VMs in groups n².
+// It keeps no bodies: a member is read whole only to be written (member.write).
+type memberIndex map[string]*events.SpecIndex[indexedMember]
+
+// indexedMember is what the index keeps of a record.
+type indexedMember struct {
+	head   memberHead
+	bad    error
+	listed map[memberKey]bool // a group's boot-order members
+}
+
+func newMemberIndex(js jetstream.JetStream) memberIndex {
+	x := memberIndex{}
+	for kind, plural := range pluralOf {
+		x[kind] = events.NewSpecIndex(js, plural, func(rec events.SpecRecord) (indexedMember, bool) {
+			head, bad := decodeMemberHead(memberKey{Kind: kind, Name: rec.Ref.Name}, rec.Body)
+			m := indexedMember{head: head, bad: bad}
+			if kind == model.GroupMemberKindVirtualMachineGroup && bad == nil {
+				var g model.VirtualMachineGroup
+				if json.Unmarshal(rec.Body, &g) == nil {
+					m.listed = bootMembers(&g)
+				}
+			}
+			return m, true
+		})
+	}
+	return x
+}
+
+// relate names the groups a change of a VM's or group's record concerns (the groups'
+// reconcile.Config.Relate): the one it names, those it carries an owner reference of
+// (one it named before: the group's write added it), and those whose boot order lists
+// it. Any other VM's change left every group of the namespace to read every VM. A
+// deletion, or a record that cannot be read, concerns every group of the namespace.
+func (x memberIndex) relate(ctx context.Context, rec events.SpecRecord) (names []string, all bool, err error) {
+	kind := model.GroupMemberKindVirtualMachine
+	if rec.Ref.Plural == groupPlural {
+		kind = model.GroupMemberKindVirtualMachineGroup
+	}
+	key := memberKey{Kind: kind, Name: rec.Ref.Name}
+	if rec.Op != events.OpPut {
+		return nil, true, nil
+	}
+	head, err := decodeMemberHead(key, rec.Body)
+	if err != nil {
+		return nil, true, nil
+	}
+	if head.Spec.GroupName != "" {
+		names = append(names, head.Spec.GroupName)
+	}
+	for _, ref := range head.Metadata.OwnerReferences {
+		if ref.Kind == model.GroupMemberKindVirtualMachineGroup {
+			names = append(names, ref.Name)
+		}
+	}
+	listing, err := x[model.GroupMemberKindVirtualMachineGroup].Where(ctx, rec.Ref.Namespace,
+		func(g events.Indexed[indexedMember]) bool { return g.Value.listed[key] })
+	if err != nil {
+		return nil, false, err
+	}
+	for _, g := range listing {
+		names = append(names, g.Ref.Name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names), false, nil
+}
+
+// bootMembers are the members g's boot order lists.
+func bootMembers(g *model.VirtualMachineGroup) map[memberKey]bool {
+	out := map[memberKey]bool{}
+	for _, step := range g.Spec.BootOrder {
+		for _, gm := range step.Members {
+			out[keyOf(gm)] = true
+		}
+	}
+	return out
 }
 
 // members are the group's boot-order members in order, then the objects of its namespace
 // that name the group without being listed, sorted by kind and name.
-func members(ctx context.Context, js jetstream.JetStream, ns string, g *model.VirtualMachineGroup) ([]member, error) {
+func (x memberIndex) members(ctx context.Context, ns string, g *model.VirtualMachineGroup) ([]member, error) {
+	boot := bootMembers(g)
 	all := map[memberKey]member{}
 	for _, kind := range []string{model.GroupMemberKindVirtualMachine, model.GroupMemberKindVirtualMachineGroup} {
-		subjects, err := events.Subjects(ctx, js, events.StreamSpecs, events.NamespaceSpecFilter(pluralOf[kind], ns))
+		objs, err := x[kind].Where(ctx, ns, func(o events.Indexed[indexedMember]) bool {
+			return o.Value.head.Spec.GroupName == g.Name || boot[memberKey{Kind: kind, Name: o.Ref.Name}]
+		})
 		if err != nil {
-			return nil, fmt.Errorf("list %s in %s: %w", pluralOf[kind], ns, err)
+			return nil, err
 		}
-		for _, subj := range subjects {
-			ref, err := events.ParseSpecSubject(subj)
-			if err != nil {
-				continue
-			}
-			key := memberKey{Kind: kind, Name: ref.Name}
-			m, err := readMember(ctx, js, key, ref)
-			if err != nil {
-				return nil, err
-			}
-			all[key] = m
+		for _, o := range objs {
+			key := memberKey{Kind: kind, Name: o.Ref.Name}
+			all[key] = member{key: key, ref: o.Ref, head: o.Value.head, bad: o.Value.bad,
+				found: o.Value.bad == nil && o.Value.head.Metadata.DeletionTimestamp == ""}
 		}
 	}
 

@@ -17,16 +17,17 @@ import (
 const groupWorkers = 4
 
 // runGroups reconciles VirtualMachineGroups until ctx ends: a loop of its own beside the
-// VMs' one, publishing power's slice of each group. A change of any VM or group spec in
-// the namespace (a member joining, leaving, being created) reconciles its groups, and so
-// does a new power or placement slice of a member (its observed power state, a nested
-// group's Ready, where it is placed).
+// VMs' one, publishing power's slice of each group. A change of a VM's or group's spec (a
+// member joining, leaving, being created) reconciles the groups it concerns
+// (memberIndex.relate), and so does a new power or placement slice of a member (its
+// observed power state, a nested group's Ready, where it is placed).
 func runGroups(ctx context.Context, js jetstream.JetStream, log *slog.Logger) error {
 	if err := events.Setup(ctx, js); err != nil {
 		return fmt.Errorf("set up streams: %w", err)
 	}
-	r := &groupReconciler{js: js, log: log.With("service", model.ServicePower, "kind", "VirtualMachineGroup")}
+	r := &groupReconciler{js: js, index: newMemberIndex(js), log: log.With("service", model.ServicePower, "kind", "VirtualMachineGroup")}
 	cfg := groupsConfig(log)
+	cfg.Relate = r.index.relate
 	trigger := reconcile.NewTrigger(js, cfg, r.reconcile)
 	r.requestAt = trigger.RequestAt
 

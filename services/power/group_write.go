@@ -58,6 +58,13 @@ func hasOwner(refs []metav1.OwnerReference, uid types.UID) bool {
 // compare-and-swap on the record read (as placement writes the zone label); a lost race
 // reads the member again and retries. It returns the member as stored.
 func (m member) write(ctx context.Context, js jetstream.JetStream, group string, owner metav1.OwnerReference, c *powerChange, now time.Time) (member, error) {
+	if m.rec.Body == nil && m.found && m.head.Spec.GroupName == group && m.stale(owner, c) {
+		// Known from the index, which keeps no bodies: the record to edit is read first.
+		var err error
+		if m, err = m.reread(ctx, js); err != nil {
+			return m, err
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		if !m.found || m.head.Spec.GroupName != group {
 			return m, fmt.Errorf("%s %w", m.key, errLeft)
@@ -74,16 +81,19 @@ func (m member) write(ctx context.Context, js jetstream.JetStream, group string,
 			if err != nil {
 				return m, fmt.Errorf("write member %s: %w", m.key, err)
 			}
-			fresh, err := readMember(ctx, js, m.key, m.ref)
-			fresh.listed = m.listed
-			return fresh, err
+			return m.reread(ctx, js)
 		}
-		listed := m.listed
-		if m, err = readMember(ctx, js, m.key, m.ref); err != nil {
+		if m, err = m.reread(ctx, js); err != nil {
 			return m, err
 		}
-		m.listed = listed
 	}
+}
+
+// reread is m as its latest record says, still listed or not.
+func (m member) reread(ctx context.Context, js jetstream.JetStream) (member, error) {
+	fresh, err := readMember(ctx, js, m.key, m.ref)
+	fresh.listed = m.listed
+	return fresh, err
 }
 
 // withPowerChange edits a member's stored body: the owner reference added, and with c the
