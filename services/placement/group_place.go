@@ -37,30 +37,27 @@ type groupHead struct {
 	} `json:"spec"`
 }
 
-// groups reads the namespace's VirtualMachineGroups from SPECS, by name.
-func (r *reconciler) groups(ctx context.Context, namespace string) (map[string]vmGroup, error) {
-	subjects, err := events.Subjects(ctx, r.js, events.StreamSpecs, events.NamespaceSpecFilter(pluralGroups, namespace))
-	if err != nil {
-		return nil, fmt.Errorf("list the VM groups of %s: %w", namespace, err)
+// groupOf is what placement keeps of a group's record (the reconciler's index): nothing
+// of one being deleted or unreadable.
+func groupOf(rec events.SpecRecord) (vmGroup, bool) {
+	var head groupHead
+	if json.Unmarshal(rec.Body, &head) != nil || head.Metadata.DeletionTimestamp != "" {
+		return vmGroup{}, false
 	}
-	out := map[string]vmGroup{}
-	for _, subj := range subjects {
-		ref, err := events.ParseSpecSubject(subj)
-		if err != nil {
-			continue
-		}
-		rec, err := events.LastSpec(ctx, r.js, ref)
-		if errors.Is(err, events.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read VM group %s: %w", ref, err)
-		}
-		var head groupHead
-		if rec.Op == events.OpDelete || json.Unmarshal(rec.Body, &head) != nil || head.Metadata.DeletionTimestamp != "" {
-			continue
-		}
-		out[ref.Name] = vmGroup{name: ref.Name, parent: head.Spec.GroupName, zone: head.Metadata.Labels[model.LabelZone]}
+	return vmGroup{name: rec.Ref.Name, parent: head.Spec.GroupName, zone: head.Metadata.Labels[model.LabelZone]}, true
+}
+
+// groups are the namespace's VirtualMachineGroups, by name, from the reconciler's index of
+// their records: reading each group's record at every decision made a VM's placement cost
+// as much as its namespace has groups.
+func (r *reconciler) groups(ctx context.Context, namespace string) (map[string]vmGroup, error) {
+	objs, err := r.vmGroups.In(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]vmGroup, len(objs))
+	for _, o := range objs {
+		out[o.Ref.Name] = o.Value
 	}
 	return out, nil
 }

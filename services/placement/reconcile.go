@@ -20,20 +20,21 @@ import (
 // reconciler is the service's state: one vCenter session and what it caches of the
 // inventory.
 type reconciler struct {
-	js      jetstream.JetStream
-	vc      *session
-	topo    topologyCache
-	folders folderCache
-	tags    tagCache
-	vms     *events.SpecIndex[headed] // the VMs' records, as affinity reads them (affinity_peers.go)
-	now     func() time.Time
-	grace   time.Duration // createGrace
-	timeout time.Duration // createTimeout
+	js       jetstream.JetStream
+	vc       *session
+	topo     topologyCache
+	folders  folderCache
+	tags     tagCache
+	vms      *events.SpecIndex[headed]  // the VMs' records, as affinity reads them (affinity_peers.go)
+	vmGroups *events.SpecIndex[vmGroup] // the groups' records (group_place.go)
+	now      func() time.Time
+	grace    time.Duration // createGrace
+	timeout  time.Duration // createTimeout
 }
 
 func newReconciler(js jetstream.JetStream, vc *session) *reconciler {
 	return &reconciler{js: js, vc: vc, folders: folderCache{m: map[string]*object.Folder{}},
-		vms: events.NewSpecIndex(js, pluralVMs, headOf), now: time.Now, grace: createGrace, timeout: createTimeout}
+		vms: events.NewSpecIndex(js, pluralVMs, headOf), vmGroups: events.NewSpecIndex(js, pluralGroups, groupOf), now: time.Now, grace: createGrace, timeout: createTimeout}
 }
 
 // reconcile is the service's reconcile.Func: the VM's latest spec and placement's previous
