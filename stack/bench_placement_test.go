@@ -62,12 +62,14 @@ func BenchmarkPlacement(b *testing.B) {
 	b.Logf("%d VMs a round in groups of %d with host anti-affinity, %d at a time\n"+
 		"  place, create and power on: API %6.1f VMs/s (%v)   direct %6.1f VMs/s (%v)   API/direct %.2f\n"+
 		"  delete:                     API %6.1f VMs/s (%v)   direct %6.1f VMs/s (%v)   API/direct %.2f\n"+
-		"  CPU per VM, create: API %.1f ms   direct %.1f ms   API/direct %.1f; delete: API %.1f ms   direct %.1f ms",
+		"  CPU per VM, create: API %.1f ms   direct %.1f ms   API/direct %.1f; delete: API %.1f ms   direct %.1f ms\n"+
+		"  API per VM (create):\n%s\n  API per VM (delete):\n%s",
 		n, benchGroupSize, benchConcurrency,
 		api.createRate(), api.create.Round(time.Millisecond), raw.createRate(), raw.create.Round(time.Millisecond), ratio,
 		api.deleteRate(), api.delete.Round(time.Millisecond), raw.deleteRate(), raw.delete.Round(time.Millisecond), api.deleteRate()/raw.deleteRate(),
 		cpuPerVM(api.createCPU, api.n), cpuPerVM(raw.createCPU, raw.n), float64(api.createCPU)/float64(raw.createCPU),
-		cpuPerVM(api.deleteCPU, api.n), cpuPerVM(raw.deleteCPU, raw.n))
+		cpuPerVM(api.deleteCPU, api.n), cpuPerVM(raw.deleteCPU, raw.n),
+		api.createWork.perVM(api.n), api.deleteWork.perVM(api.n))
 }
 
 // groupOf is the name of the group of the i-th VM of a round.
@@ -113,7 +115,7 @@ func (st *benchStack) apiGroupRound(b *testing.B, prefix string, n int) round {
 		return nil
 	})
 
-	cpu := processCPU()
+	cpu, work := processCPU(), countsSoFar(b, st.nats)
 	started := time.Now()
 	r := round{n: n}
 	parallel(b, names, func(name string) error {
@@ -125,9 +127,9 @@ func (st *benchStack) apiGroupRound(b *testing.B, prefix string, n int) round {
 	})
 	on := w.waitAll(b, "PoweredOn", names, func(v *watchedVM) time.Time { return v.on }, c)
 	r.create = on.Sub(started)
-	r.createCPU = processCPU() - cpu
+	r.createCPU, r.createWork = processCPU()-cpu, countsSoFar(b, st.nats).minus(work)
 
-	deleteStart, cpu := time.Now(), processCPU()
+	deleteStart, cpu, work := time.Now(), processCPU(), countsSoFar(b, st.nats)
 	parallel(b, names, func(name string) error {
 		code, body, err := c.do("DELETE", vmsPath+"/"+name, nil)
 		if err != nil || (code != http.StatusOK && code != http.StatusAccepted && code != http.StatusNotFound) {
@@ -137,7 +139,7 @@ func (st *benchStack) apiGroupRound(b *testing.B, prefix string, n int) round {
 	})
 	gone := w.waitAll(b, "deleted", names, func(v *watchedVM) time.Time { return v.gone }, c)
 	r.delete = gone.Sub(deleteStart)
-	r.deleteCPU = processCPU() - cpu
+	r.deleteCPU, r.deleteWork = processCPU()-cpu, countsSoFar(b, st.nats).minus(work)
 	parallel(b, groups, func(g string) error {
 		if code, body, err := c.do("DELETE", vmgsPath+"/"+g, nil); err != nil || code >= 300 && code != http.StatusNotFound {
 			return fmt.Errorf("delete group %s: %d %s %v", g, code, body, err)
