@@ -95,6 +95,13 @@ func newMemberIndex(js jetstream.JetStream) memberIndex {
 	for kind, plural := range pluralOf {
 		x[kind] = events.NewSpecIndex(js, plural, func(rec events.SpecRecord) (indexedMember, bool) {
 			head, bad := decodeMemberHead(memberKey{Kind: kind, Name: rec.Ref.Name}, rec.Body)
+			// Of the annotations the group reads one; kubectl's last-applied copy alone
+			// would make the index as large as the records.
+			if at, ok := head.Metadata.Annotations[model.AnnotationApplyPowerStateTime]; ok {
+				head.Metadata.Annotations = map[string]string{model.AnnotationApplyPowerStateTime: at}
+			} else {
+				head.Metadata.Annotations = nil
+			}
 			m := indexedMember{head: head, bad: bad}
 			if kind == model.GroupMemberKindVirtualMachineGroup && bad == nil {
 				var g model.VirtualMachineGroup
