@@ -118,8 +118,8 @@ func newMemberIndex(js jetstream.JetStream) memberIndex {
 // relate names the groups a change of a VM's or group's record concerns (the groups'
 // reconcile.Config.Relate): the one it names, those it carries an owner reference of
 // (one it named before: the group's write added it), and those whose boot order lists
-// it. Any other VM's change left every group of the namespace to read every VM. A
-// deletion, or a record that cannot be read, concerns every group of the namespace.
+// it; no other group reads it. A deletion, or a record that cannot be read, concerns
+// every group of the namespace.
 func (x memberIndex) relate(ctx context.Context, rec events.SpecRecord) (names []string, all bool, err error) {
 	kind := model.GroupMemberKindVirtualMachine
 	if rec.Ref.Plural == groupPlural {
