@@ -34,9 +34,7 @@ func TestOnlyPrerequisiteConditionsConcernPower(t *testing.T) {
 	// takes a change arriving while it waits with it: of three Tools-only changes, at least
 	// one must find none waiting and be answered unconcerned.
 	before := unconcernedOfPower(t)
-	tools := metav1.ConditionFalse
-	for range 3 {
-		tools = map[metav1.ConditionStatus]metav1.ConditionStatus{metav1.ConditionTrue: metav1.ConditionFalse, metav1.ConditionFalse: metav1.ConditionTrue}[tools]
+	for _, tools := range []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionTrue} {
 		network(metav1.ConditionTrue, tools)
 	}
 	if n := unconcernedOfPower(t) - before; n < 1 || n > 3 {
