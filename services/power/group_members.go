@@ -47,6 +47,8 @@ type memberHead struct {
 		PowerState   model.PowerState  `json:"powerState"`
 		PowerOffMode model.PowerOpMode `json:"powerOffMode"`
 		SuspendMode  model.PowerOpMode `json:"suspendMode"`
+		// A group member's own boot order (memberIndex keeps it as indexedMember.listed).
+		BootOrder []model.VirtualMachineGroupBootOrderGroup `json:"bootOrder"`
 	} `json:"spec"`
 }
 
@@ -102,13 +104,8 @@ func newMemberIndex(js jetstream.JetStream) memberIndex {
 			} else {
 				head.Metadata.Annotations = nil
 			}
-			m := indexedMember{head: head, bad: bad}
-			if kind == model.GroupMemberKindVirtualMachineGroup && bad == nil {
-				var g model.VirtualMachineGroup
-				if json.Unmarshal(rec.Body, &g) == nil {
-					m.listed = bootMembers(&g)
-				}
-			}
+			m := indexedMember{head: head, bad: bad, listed: bootMembers(head.Spec.BootOrder)}
+			m.head.Spec.BootOrder = nil // kept as listed
 			return m, true
 		})
 	}
@@ -153,11 +150,14 @@ func (x memberIndex) relate(ctx context.Context, rec events.SpecRecord) (names [
 	return slices.Compact(names), false, nil
 }
 
-// bootMembers are the members g's boot order lists.
-func bootMembers(g *model.VirtualMachineGroup) map[memberKey]bool {
-	out := map[memberKey]bool{}
-	for _, step := range g.Spec.BootOrder {
+// bootMembers are the members a group's boot order lists.
+func bootMembers(order []model.VirtualMachineGroupBootOrderGroup) map[memberKey]bool {
+	var out map[memberKey]bool // nil for a VM: the index keeps one per record
+	for _, step := range order {
 		for _, gm := range step.Members {
+			if out == nil {
+				out = map[memberKey]bool{}
+			}
 			out[keyOf(gm)] = true
 		}
 	}
@@ -167,7 +167,7 @@ func bootMembers(g *model.VirtualMachineGroup) map[memberKey]bool {
 // members are the group's boot-order members in order, then the objects of its namespace
 // that name the group without being listed, sorted by kind and name.
 func (x memberIndex) members(ctx context.Context, ns string, g *model.VirtualMachineGroup) ([]member, error) {
-	boot := bootMembers(g)
+	boot := bootMembers(g.Spec.BootOrder)
 	all := map[memberKey]member{}
 	for _, kind := range []string{model.GroupMemberKindVirtualMachine, model.GroupMemberKindVirtualMachineGroup} {
 		objs, err := x[kind].Where(ctx, ns, func(o events.Indexed[indexedMember]) bool {
